@@ -1,0 +1,47 @@
+# Glimpse — see README.md. `make` builds the engine and fetches the ONNX Runtime library.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+ORT_VERSION := 1.31.1
+ORT_LIB := lib/libonnxruntime.so.$(ORT_VERSION)
+BIN := target/release/glimpse
+
+.PHONY: all build ort run test bench clean
+
+all: build
+
+ort: $(ORT_LIB) target/release/libonnxruntime.so.$(ORT_VERSION)
+
+$(ORT_LIB):
+	mkdir -p lib .cache/wheels
+	$(PYTHON) -m pip download --quiet --no-deps --only-binary=:all: \
+	  --platform manylinux_2_27_x86_64 --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
+	  --python-version 3.11 -d .cache/wheels onnxruntime==$(ORT_VERSION)
+	$(PYTHON) -c "import zipfile,glob,shutil; w=glob.glob('.cache/wheels/onnxruntime-$(ORT_VERSION)-*.whl')[0]; z=zipfile.ZipFile(w); n='onnxruntime/capi/libonnxruntime.so.$(ORT_VERSION)'; open('$(ORT_LIB)','wb').write(z.read(n))"
+
+target/release/libonnxruntime.so.$(ORT_VERSION): $(ORT_LIB) $(BIN)
+	cp $(ORT_LIB) $@
+
+$(BIN): FORCE
+	cargo build --release
+
+build: $(BIN) ort
+
+run: build
+	$(BIN)
+
+FORCE:
+
+# Each concern keeps its targets in its own file:
+#   mk/engine.mk    test-rust, bench                      (Rust engine)
+#   mk/training.mk  train-setup ($(VENV)), test-models, label, train, export, evaluate, test-training
+#   mk/measure.mk   test-uci, match, gauntlet, puzzles, suites
+include $(wildcard mk/*.mk)
+
+# The whole suite (README: `make test`).
+test: build test-models test-rust test-training test-uci
+
+clean:
+	cargo clean
+	rm -rf lib .cache

@@ -1,0 +1,1 @@
+//! `glimpse bench`: fixed positions, speed and a signature.

@@ -1,0 +1,1 @@
+//! Engine facade: game, options, model and search worker.

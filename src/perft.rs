@@ -1,0 +1,1 @@
+//! Perft: legal move-path counts for move-generator verification.

@@ -1,0 +1,3 @@
+//! Move choice: the searchless policies of the paper (and, later, MCTS).
+
+pub mod searchless;

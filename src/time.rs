@@ -1,0 +1,1 @@
+//! Time management: clock → move budget.
