@@ -33,6 +33,17 @@ run: build
 
 FORCE:
 
+# One virtualenv serves training, measuring and the Python test tooling (`make train-setup`).
+VENV_STAMP := $(VENV)/.installed
+$(VENV_STAMP): training/requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet -r training/requirements.txt
+	touch $@
+
+.PHONY: train-setup
+train-setup: $(VENV_STAMP)
+
 # Each concern keeps its targets in its own file:
 #   mk/engine.mk    test-rust, bench                      (Rust engine)
 #   mk/training.mk  train-setup ($(VENV)), test-models, label, train, export, evaluate, test-training
