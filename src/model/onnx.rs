@@ -91,7 +91,11 @@ impl Model {
     ///
     /// # Errors
     /// Missing/corrupt file, missing runtime, unknown kind, metadata/shape mismatch.
-    pub fn load_file(path: &Path, cfg: &RuntimeConfig, warnings: &mut Vec<String>) -> Result<Model, ModelError> {
+    pub fn load_file(
+        path: &Path,
+        cfg: &RuntimeConfig,
+        warnings: &mut Vec<String>,
+    ) -> Result<Model, ModelError> {
         let _ = (path, cfg, warnings);
         todo!("issue 2")
     }
@@ -100,7 +104,12 @@ impl Model {
     ///
     /// # Errors
     /// As [`Model::load_file`].
-    pub fn load_bytes(bytes: &[u8], source: &str, cfg: &RuntimeConfig, warnings: &mut Vec<String>) -> Result<Model, ModelError> {
+    pub fn load_bytes(
+        bytes: &[u8],
+        source: &str,
+        cfg: &RuntimeConfig,
+        warnings: &mut Vec<String>,
+    ) -> Result<Model, ModelError> {
         let _ = (bytes, source, cfg, warnings);
         todo!("issue 2")
     }

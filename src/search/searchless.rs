@@ -48,7 +48,11 @@ impl Analysis {
 ///
 /// # Errors
 /// Tokenizer or ORT failure.
-pub fn analyse(model: &mut Model, game: &Game, searchmoves: &[Move]) -> Result<Analysis, ModelError> {
+pub fn analyse(
+    model: &mut Model,
+    game: &Game,
+    searchmoves: &[Move],
+) -> Result<Analysis, ModelError> {
     let _ = (model, game, searchmoves);
     todo!("issue 2")
 }
