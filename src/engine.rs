@@ -375,9 +375,8 @@ impl Engine {
     fn resolve_searchmoves(&mut self, texts: &[String]) -> Vec<Move> {
         let mut found = Vec::new();
         for t in texts {
-            let mut g = self.game.clone();
-            match g.push_uci(t) {
-                Ok(()) => found.extend(g.moves().last().cloned()),
+            match self.game.parse_uci(t) {
+                Ok(m) => found.push(m),
                 Err(_) => self.out.info_string(&format!(
                     "warning: go searchmoves: '{t}' is not legal here; ignored"
                 )),

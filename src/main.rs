@@ -6,7 +6,14 @@ use clap::{Parser, Subcommand};
 ///
 /// Without a subcommand it speaks UCI on stdin/stdout (add it to a GUI as is).
 #[derive(Parser, Debug)]
-#[command(name = "glimpse", version, about, long_about = None)]
+#[command(
+    name = "glimpse",
+    version,
+    about = "Glimpse: a UCI chess engine that plays from a neural network through ONNX Runtime",
+    long_about = "Glimpse: a UCI chess engine that plays from a neural network through ONNX Runtime.\n\n\
+                  Without a command it speaks UCI on stdin/stdout: add the binary to a GUI (Cute Chess, \
+                  Arena) or to cutechess-cli as it is. Options are set with UCI setoption (see README.md)."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Cmd>,
@@ -16,7 +23,7 @@ struct Cli {
 enum Cmd {
     /// Speed and signature on a fixed set of positions.
     Bench(glimpse::bench::BenchArgs),
-    /// Score every legal move of a position (FEN, or "startpos").
+    /// Score every legal move of a position (FEN words, or "startpos").
     Eval(glimpse::bench::EvalArgs),
     /// Count legal move paths to DEPTH plies (move generator check).
     Perft {

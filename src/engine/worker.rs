@@ -364,7 +364,7 @@ impl Worker {
             .is_none_or(|h| first_pass.as_millis() as u64 * 3 < h);
         if job.settings.ponder && time_ok {
             let mut next = job.game.clone();
-            if next.push_uci(&best_uci).is_ok() && !next.legal_moves().is_empty() {
+            if next.push(analysis.moves[chosen].mv).is_ok() && !next.legal_moves().is_empty() {
                 let reply =
                     catch_unwind(AssertUnwindSafe(|| searchless::analyse(model, &next, &[])));
                 if let Ok(Ok(a)) = reply {
