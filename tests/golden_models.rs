@@ -307,3 +307,34 @@ fn unavailable_gpu_backend_falls_back_to_cpu() {
     }
     model.warm_up().unwrap();
 }
+
+#[test]
+fn mate_in_one_and_searchmoves() {
+    // Back-rank mate: a1a8 mates; every kind must play it (score exactly 1.0).
+    let game = Game::from_fen("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1", false).unwrap();
+    for name in ["tiny_av", "tiny_sv", "tiny_bc"] {
+        let mut model = load(name);
+        let analysis = analyse(&mut model, &game, &[]).unwrap();
+        let best = analysis.best().unwrap();
+        assert_eq!(analysis.moves[best].uci, "a1a8", "{name}");
+        assert_eq!(analysis.moves[best].win_prob, 1.0);
+        assert!(analysis.moves[best].raw_win_prob < 1.0);
+        let chosen = glimpse::search::searchless::choose(&analysis, 1.0, 0.0).unwrap();
+        assert_eq!(analysis.moves[chosen].uci, "a1a8", "{name}");
+
+        // searchmoves restricts the scored moves; illegal entries are ignored.
+        let only = vec![
+            game.parse_uci("g1f1").unwrap(),
+            game.parse_uci("a1a2").unwrap(),
+        ];
+        let restricted = analyse(&mut model, &game, &only).unwrap();
+        let ucis: Vec<&str> = restricted.moves.iter().map(|m| m.uci.as_str()).collect();
+        assert_eq!(ucis, vec!["a1a2", "g1f1"], "{name}: ascending action order");
+    }
+    // No legal moves: an empty analysis, no evaluation.
+    let mated = Game::from_fen("R5k1/5ppp/8/8/8/8/8/6K1 b - - 1 1", false).unwrap();
+    let mut model = load("tiny_av");
+    let analysis = analyse(&mut model, &mated, &[]).unwrap();
+    assert!(analysis.moves.is_empty() && analysis.best().is_none());
+    assert_eq!(analysis.evals, 0);
+}

@@ -507,10 +507,12 @@ impl Model {
         match outlet_shape(out.dtype()) {
             Some((TensorElementType::Float32, dims))
                 if dims.len() == 2 && (dims[1] <= 0 || dims[1] == outputs as i64) => {}
-            other => return Err(err(format!(
+            other => {
+                return Err(err(format!(
                 "output {output_name:?} must be float32 [batch, {outputs}] for {}, found {other:?}",
                 kind.as_str()
-            ))),
+            )))
+            }
         }
         Ok(Model {
             info: ModelInfo {
