@@ -34,6 +34,9 @@ use worker::{Job, SearchJob, SearchShared, Signal, Worker};
 /// The standard start position.
 pub const STARTPOS_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 
+/// How long `quit` waits for a running network pass before the process exits anyway.
+pub const SHUTDOWN_WAIT: Duration = Duration::from_secs(2);
+
 /// Which model to load: the options that decide it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoadKey {
@@ -200,7 +203,17 @@ impl Engine {
                 }
             }
         }
+        self.shutdown();
+    }
+
+    /// Stops a running search and waits (at most [`SHUTDOWN_WAIT`]) for the worker to finish,
+    /// so the process does not exit while ONNX Runtime is mid-run.
+    pub fn shutdown(&mut self) {
         self.stop_search();
+        let deadline = Instant::now() + SHUTDOWN_WAIT;
+        while self.pending.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(2));
+        }
     }
 
     /// Acts on one input line. Never panics: a panic in a handler is reported as an error.

@@ -160,6 +160,7 @@ pub struct Worker {
     failed: Option<LoadKey>,
     model_info: Arc<Mutex<Option<ModelInfo>>>,
     pending: Arc<AtomicUsize>,
+    released: bool,
 }
 
 impl Worker {
@@ -177,12 +178,23 @@ impl Worker {
             failed: None,
             model_info,
             pending,
+            released: false,
+        }
+    }
+
+    /// Marks the current job finished for the reader (`pending`), once, before its reply or
+    /// `bestmove` goes out, so the reader never sees a stale "busy" after an answer.
+    fn release(&mut self) {
+        if !self.released {
+            self.released = true;
+            self.pending.fetch_sub(1, Ordering::SeqCst);
         }
     }
 
     /// Runs jobs until the channel closes.
     pub fn run(mut self, jobs: Receiver<Job>) {
         for job in jobs {
+            self.released = false;
             let fallback = match &job {
                 Job::Search(s) => Some((Arc::clone(&s.shared), s.fallback.clone())),
                 _ => None,
@@ -192,11 +204,12 @@ impl Worker {
                     "internal error in the search worker: {}",
                     panic_message(&p)
                 ));
+                self.release();
                 if let Some((shared, best)) = fallback {
                     shared.answer(&[], &best);
                 }
             }
-            self.pending.fetch_sub(1, Ordering::SeqCst);
+            self.release();
         }
     }
 
@@ -204,10 +217,13 @@ impl Worker {
         match job {
             Job::Ensure { key, reply } => {
                 self.ensure(&key);
+                self.release();
                 let _ = reply.send(());
             }
             Job::Eval { key, game, reply } => {
-                let _ = reply.send(self.eval(&key, &game));
+                let report = self.eval(&key, &game);
+                self.release();
+                let _ = reply.send(report);
             }
             Job::Search(s) => self.search(*s),
         }
@@ -330,8 +346,10 @@ impl Worker {
                     Ok(Signal::PonderHit) => {}
                 }
             }
+            self.release();
             job.shared.answer(&[], &best);
         } else {
+            self.release();
             job.shared.answer(&lines, &best);
         }
     }
