@@ -438,7 +438,7 @@ impl Engine {
             u: self.rng.next_f64(),
             infinite: go.infinite,
             ponder: go.ponder,
-            hard_ms: if timed { budget.hard_ms } else { None },
+            optimum_ms: if timed { budget.optimum_ms } else { None },
             shared: Arc::clone(&shared),
             signals: sig_rx,
             fallback: fallback.clone(),

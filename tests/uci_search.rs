@@ -50,7 +50,7 @@ fn multipv_lines_are_ranked() {
     e.send("setoption name MultiPV value 5");
     e.send("setoption name UCI_ShowWDL value true");
     e.send("position startpos");
-    let lines = e.go("movetime 1000");
+    let lines = e.go("depth 1");
     let pvs = pv_lines(&lines);
     assert_eq!(pvs.len(), 5, "{lines:#?}");
     let mut last_cp = i32::MAX;
@@ -87,7 +87,7 @@ fn multipv_lines_are_ranked() {
     // More lines than legal moves: one line per legal move.
     e.send("setoption name MultiPV value 256");
     e.send("position fen 7k/8/8/8/8/8/8/K7 w - - 0 1");
-    let lines = e.go("movetime 1000");
+    let lines = e.go("depth 1");
     assert_eq!(pv_lines(&lines).len(), 3, "{lines:#?}");
     assert!(e.quit());
 }

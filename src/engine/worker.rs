@@ -84,8 +84,9 @@ pub struct SearchJob {
     pub infinite: bool,
     /// `go ponder`.
     pub ponder: bool,
-    /// Hard time limit in ms from `start` (None: none, or not yet started for ponder).
-    pub hard_ms: Option<u64>,
+    /// Optimum time in ms from `start` (None: no limit, or a ponder search whose clock has not
+    /// started); the hard limit is enforced by the engine's watchdog.
+    pub optimum_ms: Option<u64>,
     /// The once-only answer.
     pub shared: Arc<SearchShared>,
     /// `stop` / `ponderhit`.
@@ -161,6 +162,25 @@ pub struct Worker {
     model_info: Arc<Mutex<Option<ModelInfo>>>,
     pending: Arc<AtomicUsize>,
     released: bool,
+    /// Measured milliseconds per network row (moving average), for time planning.
+    row_ms: Option<f64>,
+}
+
+/// The smallest first batch when short of time (the watchdog covers a batch that overruns).
+pub const MIN_FIRST_BATCH: usize = 4;
+
+/// A cheap ordering prior for batches under time pressure: mate in one, then captures by victim
+/// value, promotions, checks; 0 for quiet moves.
+pub fn prior(game: &Game, mv: &Move) -> u32 {
+    let mut pos = game.position().clone();
+    pos.play_unchecked(*mv);
+    if pos.is_checkmate() {
+        return 10_000;
+    }
+    let capture = mv.capture().map_or(0, |r| 100 * r as u32);
+    let promotion = mv.promotion().map_or(0, |r| 10 * r as u32);
+    let check = if pos.is_check() { 5 } else { 0 };
+    capture + promotion + check
 }
 
 impl Worker {
@@ -179,6 +199,7 @@ impl Worker {
             model_info,
             pending,
             released: false,
+            row_ms: None,
         }
     }
 
@@ -255,8 +276,15 @@ impl Worker {
             Ok(mut model) => {
                 let load_ms = t0.elapsed().as_secs_f64() * 1e3;
                 let t1 = Instant::now();
+                // Two passes: the first allocates and picks kernels, the second is timed for
+                // the time planning.
+                let mut row_ms = None;
                 let warm = catch_unwind(AssertUnwindSafe(|| {
-                    searchless::analyse(&mut model, &Game::startpos(), &[])
+                    searchless::analyse(&mut model, &Game::startpos(), &[])?;
+                    let t2 = Instant::now();
+                    let a = searchless::analyse(&mut model, &Game::startpos(), &[])?;
+                    row_ms = Some(t2.elapsed().as_secs_f64() * 1e3 / a.evals.max(1) as f64);
+                    Ok::<(), crate::model::ModelError>(())
                 }));
                 let warm_ms = t1.elapsed().as_secs_f64() * 1e3;
                 match warm {
@@ -268,6 +296,7 @@ impl Worker {
                         ));
                         *self.model_info.lock() = Some(model.info().clone());
                         self.model = Some(model);
+                        self.row_ms = row_ms;
                         self.loaded = Some(key.clone());
                         self.failed = None;
                     }
@@ -354,14 +383,80 @@ impl Worker {
         }
     }
 
+    /// Scores the candidate moves. With time to spare (the usual case) this is the paper's one
+    /// batched pass over all moves. When the per-row cost measured so far says that pass would
+    /// overrun the move's optimum time, the moves are ordered by a cheap prior (mates, captures,
+    /// promotions, checks) and scored in batches sized to the time left; moves not reached are
+    /// left out. Returns the analysis (ascending action id) and whether it is partial.
+    fn evaluate(&mut self, job: &SearchJob) -> Result<(Analysis, bool), String> {
+        let model = self.model.as_mut().ok_or("no network loaded")?;
+        let candidates = if job.searchmoves.is_empty() {
+            job.game.legal_moves()
+        } else {
+            job.searchmoves.clone()
+        };
+        let n = candidates.len();
+        let elapsed = |job: &SearchJob| job.start.elapsed().as_secs_f64() * 1e3;
+        let plan = match (job.optimum_ms, self.row_ms) {
+            (Some(target), Some(row_ms)) if row_ms * n as f64 > target as f64 - elapsed(job) => {
+                Some((target as f64, row_ms))
+            }
+            _ => None,
+        };
+        let run = |model: &mut Model, moves: &[Move], row_ms: &mut Option<f64>| {
+            let t = Instant::now();
+            let a = catch_unwind(AssertUnwindSafe(|| {
+                searchless::analyse(model, &job.game, moves)
+            }))
+            .map_err(|p| format!("internal error in the policy: {}", panic_message(&p)))?
+            .map_err(|e| format!("network evaluation failed: {e}"))?;
+            if a.evals > 0 {
+                let per_row = t.elapsed().as_secs_f64() * 1e3 / a.evals as f64;
+                *row_ms = Some(row_ms.map_or(per_row, |r| 0.7 * r + 0.3 * per_row));
+            }
+            Ok::<Analysis, String>(a)
+        };
+        let Some((target, mut row_ms)) = plan else {
+            let a = run(model, &job.searchmoves, &mut self.row_ms)?;
+            return Ok((a, false));
+        };
+        let mut order = candidates;
+        order.sort_by_key(|m| std::cmp::Reverse(prior(&job.game, m)));
+        let mut merged = Analysis {
+            moves: Vec::with_capacity(n),
+            evals: 0,
+        };
+        let mut done = 0;
+        while done < n {
+            let fit = ((target - elapsed(job)) / row_ms).floor().max(0.0) as usize;
+            let k = if done == 0 {
+                fit.max(MIN_FIRST_BATCH)
+            } else {
+                fit
+            };
+            if k == 0 {
+                break;
+            }
+            let batch = &order[done..(done + k).min(n)];
+            let a = run(model, batch, &mut self.row_ms)?;
+            row_ms = self.row_ms.unwrap_or(row_ms);
+            merged.evals += a.evals;
+            merged.moves.extend(a.moves);
+            done += batch.len();
+        }
+        merged.moves.sort_by_key(|m| m.action);
+        if done < n {
+            self.out.info_string(&format!(
+                "warning: short of time: scored {done} of {n} moves ({row_ms:.2} ms per row)"
+            ));
+        }
+        Ok((merged, done < n))
+    }
+
     /// Runs the policy; returns the info lines and the best move.
     fn think(&mut self, job: &SearchJob) -> Result<(Vec<String>, BestMove), String> {
+        let (analysis, partial) = self.evaluate(job)?;
         let model = self.model.as_mut().ok_or("no network loaded")?;
-        let analysis = catch_unwind(AssertUnwindSafe(|| {
-            searchless::analyse(model, &job.game, &job.searchmoves)
-        }))
-        .map_err(|p| format!("internal error in the policy: {}", panic_message(&p)))?
-        .map_err(|e| format!("network evaluation failed: {e}"))?;
         let first_pass = job.start.elapsed();
         let Some(chosen) = searchless::choose(&analysis, job.temperature, job.u) else {
             return Ok((
@@ -377,9 +472,10 @@ impl Worker {
 
         // Ponder move: the opponent's best reply, one more pass, only when time allows.
         let mut ponder = None;
-        let time_ok = job
-            .hard_ms
-            .is_none_or(|h| first_pass.as_millis() as u64 * 3 < h);
+        let time_ok = !partial
+            && job
+                .optimum_ms
+                .is_none_or(|o| first_pass.as_millis() as u64 * 2 < o);
         if job.settings.ponder && time_ok {
             let mut next = job.game.clone();
             if next.push(analysis.moves[chosen].mv).is_ok() && !next.legal_moves().is_empty() {
