@@ -364,7 +364,7 @@ class EloResult:
 
     def format(self) -> str:
         def f(x: float) -> str:
-            return "inf" if x == math.inf else "-inf" if x == -math.inf else f"{x:+.1f}"
+            return "inf" if x == math.inf else "-inf" if x == -math.inf else f"{x + 0.0:+.1f}"
         margin = (self.elo_high - self.elo_low) / 2 if math.isfinite(self.elo_high - self.elo_low) else math.inf
         m = "inf" if not math.isfinite(margin) else f"{margin:.1f}"
         return (f"Elo difference: {f(self.elo)} +/- {m} (95% interval {f(self.elo_low)} .. "
@@ -390,24 +390,48 @@ def elo_stats(wins: int, draws: int, losses: int) -> EloResult:
     return EloResult(n, s, elo_from_score(s), elo_from_score(low), elo_from_score(high), los)
 
 
+def _constrained_mle(freqs: list[float], scores: list[float], target: float) -> list[float]:
+    """Distribution p over outcomes maximising sum(f·log p) subject to sum(p·score) = target.
+
+    The Lagrange solution is ``p_i = f_i / (1 + λ(score_i − target))``; λ is found by bisection on
+    the interval where every denominator is positive (the constraint function is monotone there).
+    """
+    lo = -1.0 / (max(scores) - target) + 1e-12
+    hi = 1.0 / (target - min(scores)) - 1e-12
+
+    def g(lam: float) -> float:
+        return sum(f * (a - target) / (1 + lam * (a - target)) for f, a in zip(freqs, scores))
+
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if g(mid) > 0:
+            lo = mid
+        else:
+            hi = mid
+    lam = (lo + hi) / 2
+    p = [f / (1 + lam * (a - target)) for f, a in zip(freqs, scores)]
+    total = sum(p)
+    return [x / total for x in p]
+
+
 def sprt_llr(wins: int, draws: int, losses: int, elo0: float, elo1: float) -> float:
     """Log-likelihood ratio of H1 (elo1) against H0 (elo0), logistic Elo, trinomial GSPRT.
 
-    Uses the normal approximation of the generalised SPRT that fishtest uses for trinomial results:
-    ``LLR = n·(s1 − s0)·(2s − s0 − s1) / (2·var)`` with ``s`` the mean score, ``var`` its per-game
-    variance, ``s0``/``s1`` the expected scores at ``elo0``/``elo1``. Returns 0 when there is no
-    information yet (no games, or zero variance).
+    Generalised SPRT as in fishtest: for each hypothesis the loss/draw/win distribution of highest
+    likelihood whose expected score equals the hypothesis' score (``1/(1+10^(−elo/400))``) is found,
+    and ``LLR = Σ count_i · log(p1_i/p0_i)``. Zero counts are replaced by 1e-3 so that the
+    constrained fit exists. Returns 0 with no games.
     """
-    n = wins + draws + losses
-    if n == 0:
+    if wins + draws + losses == 0:
         return 0.0
-    s = (wins + 0.5 * draws) / n
-    var = (wins * (1 - s) ** 2 + draws * (0.5 - s) ** 2 + losses * s ** 2) / n
-    if var <= 0:
-        # All results identical: use the variance of one decisive game so that the test still moves.
-        var = 0.25 / n if n else 0.25
-    s0, s1 = score_from_elo(elo0), score_from_elo(elo1)
-    return n * (s1 - s0) * (2 * s - s0 - s1) / (2 * var)
+    counts = [max(float(x), 1e-3) for x in (losses, draws, wins)]
+    n = sum(counts)
+    freqs = [c / n for c in counts]
+    outcome_scores = [0.0, 0.5, 1.0]
+    p0 = _constrained_mle(freqs, outcome_scores, score_from_elo(elo0))
+    p1 = _constrained_mle(freqs, outcome_scores, score_from_elo(elo1))
+    real = [float(x) for x in (losses, draws, wins)]
+    return sum(c * math.log(b / a) for c, a, b in zip(real, p0, p1) if c > 0)
 
 
 def sprt_bounds(alpha: float, beta: float) -> tuple[float, float]:
