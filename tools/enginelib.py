@@ -1,0 +1,462 @@
+"""Shared helpers of Glimpse's measuring tools (match, gauntlet, puzzles, suites).
+
+Everything here is built on python-chess's asynchronous UCI client (`chess.engine`): engine
+specifications from the command line, starting and stopping engines, the description of a build
+that every report prints (``id name``, weights hash, options), opening books and Elo statistics.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import io
+import math
+import os
+import random
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Iterable
+
+import chess
+import chess.engine
+import chess.pgn
+
+#: Root of the repository (tools/ is one level below it).
+REPO_ROOT = Path(__file__).resolve().parent.parent
+#: Shared data directory, ``../shared`` from the repository root.
+SHARED = REPO_ROOT.parent / "shared"
+DEFAULT_BOOK = SHARED / "data" / "openings" / "noob_3moves.epd"
+DEFAULT_GLIMPSE = REPO_ROOT / "target" / "release" / "glimpse"
+
+#: Names that stand for well-known engine commands in engine specifications.
+ALIASES = {
+    "glimpse": lambda: str(DEFAULT_GLIMPSE),
+    "stockfish": lambda: shutil.which("stockfish") or "/usr/games/stockfish",
+    "ethereal": lambda: shutil.which("ethereal-chess") or shutil.which("ethereal") or "ethereal-chess",
+    "toga2": lambda: shutil.which("toga2") or "toga2",
+    "glaurung": lambda: shutil.which("glaurung") or "glaurung",
+}
+
+#: UCI options that hold a weights/network file whose sha256 the reports print.
+WEIGHT_OPTIONS = ("weightsfile", "evalfile", "weightsfile2", "network", "nnue", "evalfilesmall")
+
+HEX64 = re.compile(r"\b([0-9a-f]{64})\b")
+
+
+def cpu_count() -> int:
+    """Number of CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - non-Linux
+        return os.cpu_count() or 1
+
+
+# --------------------------------------------------------------------------------------------
+# Engine specifications
+# --------------------------------------------------------------------------------------------
+
+
+def parse_options(text: str | Iterable[str] | None) -> dict[str, str]:
+    """Parses ``NAME=VALUE`` pairs.
+
+    ``text`` is either one string with pairs separated by commas (``"Skill Level=0,Hash=16"``) or an
+    iterable of single pairs (values may then contain commas). Names keep their spaces; surrounding
+    whitespace is stripped. Raises ``ValueError`` on a pair without ``=``.
+    """
+    if text is None:
+        return {}
+    items = [p for p in text.split(",")] if isinstance(text, str) else list(text)
+    options: dict[str, str] = {}
+    for item in items:
+        if not item.strip():
+            continue
+        if "=" not in item:
+            raise ValueError(f"option {item!r} is not NAME=VALUE")
+        name, value = item.split("=", 1)
+        options[name.strip()] = value.strip()
+    return options
+
+
+@dataclasses.dataclass
+class EngineSpec:
+    """How to start one engine configuration.
+
+    ``command`` is the argv list; ``options`` are UCI options sent with ``setoption`` after the
+    handshake (values as strings, python-chess converts them to the option's type); ``name`` is the
+    label used in reports and PGN (defaults to the engine's ``id name``).
+    """
+
+    command: list[str]
+    options: dict[str, str] = dataclasses.field(default_factory=dict)
+    name: str | None = None
+
+    @staticmethod
+    def parse(spec: str, extra_options: Iterable[str] = (), name: str | None = None) -> "EngineSpec":
+        """Parses ``CMD[:NAME=VALUE,NAME=VALUE...]``.
+
+        ``CMD`` is a command line (split like a shell would) or one of the aliases ``glimpse``,
+        ``stockfish``, ``ethereal``, ``toga2``, ``glaurung``. Example: ``"stockfish:Skill Level=0"``.
+        ``extra_options`` are further ``NAME=VALUE`` strings (from repeated ``--x-option``).
+        """
+        command_part, options_part = spec, ""
+        if ":" in spec:
+            head, tail = spec.split(":", 1)
+            if "=" in tail or not tail.strip():
+                command_part, options_part = head, tail
+        argv = shlex.split(command_part)
+        if not argv:
+            raise ValueError(f"empty engine command in {spec!r}")
+        if argv[0] in ALIASES:
+            argv[0] = ALIASES[argv[0]]()
+        options = parse_options(options_part)
+        options.update(parse_options(list(extra_options)))
+        return EngineSpec(argv, options, name)
+
+    def describe_options(self) -> str:
+        return ", ".join(f"{k}={v}" for k, v in self.options.items()) or "(defaults)"
+
+
+class RecordingUciProtocol(chess.engine.UciProtocol):
+    """UCI protocol that keeps the engine's ``info string`` lines and stderr for the reports."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.info_strings: list[str] = []
+        self.stderr_lines: list[str] = []
+
+    def line_received(self, line: str) -> None:  # noqa: D401 - python-chess hook
+        if line.startswith("info string") and len(self.info_strings) < 200:
+            self.info_strings.append(line[len("info string"):].strip())
+
+    def error_line_received(self, line: str) -> None:
+        if len(self.stderr_lines) < 200:
+            self.stderr_lines.append(line)
+
+
+@dataclasses.dataclass
+class EngineInfo:
+    """What the reports say about a started engine: ``id name``, options, weights hash."""
+
+    id_name: str
+    command: list[str]
+    options: dict[str, str]
+    weights: str | None = None
+    weights_sha256: str | None = None
+
+    def label(self) -> str:
+        return self.id_name
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def header_line(self) -> str:
+        weights = ""
+        if self.weights_sha256:
+            weights = f", weights {self.weights or 'embedded'} sha256 {self.weights_sha256}"
+        return (f"{self.id_name} [{' '.join(self.command)}] options: "
+                f"{', '.join(f'{k}={v}' for k, v in self.options.items()) or '(defaults)'}{weights}")
+
+
+def sha256_file(path: str | Path) -> str | None:
+    """Hex sha256 of a file, or None if it cannot be read."""
+    try:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        return h.hexdigest()
+    except OSError:
+        return None
+
+
+async def start_engine(spec: EngineSpec, extra_options: dict[str, str] | None = None,
+                       stderr=None) -> tuple[asyncio.SubprocessTransport, RecordingUciProtocol]:
+    """Starts an engine, does the UCI handshake, sets its options and waits for ``readyok``.
+
+    The process is put in its own process group, so that a Ctrl-C in the terminal reaches only this
+    script (which then shuts the engines down cleanly). ``extra_options`` (e.g. ``Threads=1``) are
+    applied only where the engine has the option and the spec does not set it itself.
+    Raises ``chess.engine.EngineError``/``EngineTerminatedError``/``OSError`` on failure.
+    """
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.subprocess_exec(
+        RecordingUciProtocol, *spec.command, process_group=0,
+        stderr=stderr if stderr is not None else subprocess.PIPE)
+    try:
+        await asyncio.wait_for(protocol.initialize(), 30)
+        options = {}
+        lower = {k.lower() for k in spec.options}
+        for name, value in (extra_options or {}).items():
+            if name in protocol.options and name.lower() not in lower:
+                options[name] = value
+        options.update(spec.options)
+        if options:
+            await protocol.configure(options)
+        await asyncio.wait_for(protocol.ping(), 60)
+    except BaseException:
+        transport.close()
+        raise
+    return transport, protocol
+
+
+async def stop_engine(transport: asyncio.SubprocessTransport, protocol: chess.engine.UciProtocol,
+                      timeout: float = 5.0) -> None:
+    """Sends ``quit`` and waits; kills the process if it does not exit within ``timeout`` s."""
+    try:
+        await asyncio.wait_for(protocol.quit(), timeout)
+    except Exception:
+        pass
+    finally:
+        try:
+            transport.kill()
+        except Exception:
+            pass
+        transport.close()
+
+
+def engine_info(spec: EngineSpec, protocol: RecordingUciProtocol) -> EngineInfo:
+    """Describes a started engine for the report header.
+
+    The weights hash is the sha256 of the file named by a weights option (``WeightsFile``,
+    ``EvalFile`` …) when one is set; otherwise a 64-hex-digit hash the engine itself printed in an
+    ``info string`` at start-up (Glimpse reports its embedded net that way), if any.
+    """
+    id_name = protocol.id.get("name", Path(spec.command[0]).name)
+    weights = None
+    digest = None
+    for name, value in spec.options.items():
+        if name.lower() in WEIGHT_OPTIONS and value and value.lower() not in ("<default>", "<empty>", ""):
+            weights = value
+            digest = sha256_file(value)
+            break
+    if digest is None:
+        for line in protocol.info_strings:
+            if "sha256" in line.lower() or "net" in line.lower() or "weights" in line.lower():
+                m = HEX64.search(line.lower())
+                if m:
+                    digest = m.group(1)
+                    weights = weights or "embedded"
+                    break
+    return EngineInfo(id_name, list(spec.command), dict(spec.options), weights, digest)
+
+
+# --------------------------------------------------------------------------------------------
+# Opening books
+# --------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Opening:
+    """A start position: the root board (FEN) plus book moves played from it."""
+
+    fen: str
+    moves: list[chess.Move]
+    chess960: bool = False
+    label: str = ""
+
+    def board(self) -> chess.Board:
+        board = chess.Board(self.fen, chess960=self.chess960)
+        for move in self.moves:
+            board.push(move)
+        return board
+
+
+def parse_epd(line: str, chess960: bool = False) -> tuple[chess.Board, dict]:
+    """Parses an EPD record, or a full FEN (with move counters) followed by optional operations.
+
+    Returns the board and the operations dict (python-chess ``set_epd`` semantics). Raises
+    ``ValueError`` on a malformed record.
+    """
+    fields = line.strip().split(None, 6)
+    if len(fields) >= 6 and fields[4].isdigit() and fields[5].isdigit():
+        epd = " ".join(fields[:4] + fields[6:])
+        board, ops = chess.Board.from_epd(epd, chess960=chess960)
+        board.halfmove_clock = int(fields[4])
+        board.fullmove_number = max(1, int(fields[5]))
+        return board, ops
+    return chess.Board.from_epd(line.strip(), chess960=chess960)
+
+
+def _epd_opening(line: str, chess960: bool) -> Opening:
+    board, ops = parse_epd(line, chess960)
+    return Opening(board.fen(), [], chess960, str(ops.get("id", "")))
+
+
+def load_openings(path: str | Path | None, count: int, seed: int, order: str = "random",
+                  chess960: bool = False) -> list[Opening]:
+    """Picks ``count`` openings from an EPD or PGN book.
+
+    ``order`` is ``random`` (seeded, without repetition while the book lasts) or ``sequential``
+    (from the start of the file). ``path`` None or ``"none"`` gives the standard start position
+    (or, with ``chess960``, random Chess960 start positions from ``seed``). Only the chosen records are
+    parsed, so large books cost little. Raises ``ValueError`` on an empty or unreadable book.
+    """
+    rng = random.Random(seed)
+    if path is None or str(path).lower() in ("", "none", "startpos"):
+        if chess960:
+            return [Opening(chess.Board.from_chess960_pos(rng.randrange(960)).fen(), [], True,
+                            "chess960") for _ in range(count)]
+        return [Opening(chess.STARTING_FEN, [], False, "startpos") for _ in range(count)]
+    path = Path(path)
+    if not path.exists():
+        raise ValueError(f"opening book {path} not found")
+
+    def pick(n_records: int) -> list[int]:
+        if n_records == 0:
+            raise ValueError(f"opening book {path} has no positions")
+        if order == "sequential":
+            return [i % n_records for i in range(count)]
+        idx: list[int] = []
+        while len(idx) < count:
+            idx.extend(rng.sample(range(n_records), min(n_records, count - len(idx))))
+        return idx
+
+    if path.suffix.lower() == ".pgn":
+        data = path.read_text(encoding="utf-8", errors="replace")
+        starts = [m.start() for m in re.finditer(r"(?m)^\[Event ", data)] or [0]
+        starts.append(len(data))
+        result = []
+        for i in pick(len(starts) - 1):
+            game = chess.pgn.read_game(io.StringIO(data[starts[i]:starts[i + 1]]))
+            if game is None:
+                raise ValueError(f"cannot read game {i} of {path}")
+            root = game.board()
+            result.append(Opening(root.fen(), list(game.mainline_moves()), chess960 or root.chess960,
+                                  game.headers.get("Opening", game.headers.get("ECO", ""))))
+        return result
+
+    lines = [ln for ln in path.read_text(encoding="utf-8", errors="replace").splitlines()
+             if ln.strip() and not ln.lstrip().startswith("#")]
+    return [_epd_opening(lines[i], chess960) for i in pick(len(lines))]
+
+
+# --------------------------------------------------------------------------------------------
+# Statistics
+# --------------------------------------------------------------------------------------------
+
+
+def elo_from_score(score: float) -> float:
+    """Logistic Elo difference for an expected score in (0, 1); ±inf at the ends."""
+    if score <= 0.0:
+        return -math.inf
+    if score >= 1.0:
+        return math.inf
+    return -400.0 * math.log10(1.0 / score - 1.0)
+
+
+def score_from_elo(elo: float) -> float:
+    return 1.0 / (1.0 + 10.0 ** (-elo / 400.0))
+
+
+@dataclasses.dataclass
+class EloResult:
+    games: int
+    score: float
+    elo: float
+    elo_low: float
+    elo_high: float
+    los: float
+
+    def format(self) -> str:
+        def f(x: float) -> str:
+            return "inf" if x == math.inf else "-inf" if x == -math.inf else f"{x + 0.0:+.1f}"
+        margin = (self.elo_high - self.elo_low) / 2 if math.isfinite(self.elo_high - self.elo_low) else math.inf
+        m = "inf" if not math.isfinite(margin) else f"{margin:.1f}"
+        return (f"Elo difference: {f(self.elo)} +/- {m} (95% interval {f(self.elo_low)} .. "
+                f"{f(self.elo_high)}), LOS: {100 * self.los:.1f} %")
+
+
+def elo_stats(wins: int, draws: int, losses: int) -> EloResult:
+    """Elo difference with a 95 % interval and the likelihood of superiority.
+
+    Trinomial model with the normal approximation (as cutechess-cli and fishtest's simple report):
+    per-game variance of the score from the observed W/D/L frequencies, interval
+    ``score ± 1.96·sqrt(var/n)`` mapped through the logistic Elo curve. LOS is
+    ``½·(1 + erf((W − L)/sqrt(2(W + L))))``.
+    """
+    n = wins + draws + losses
+    if n == 0:
+        return EloResult(0, math.nan, math.nan, math.nan, math.nan, math.nan)
+    s = (wins + 0.5 * draws) / n
+    var = (wins * (1 - s) ** 2 + draws * (0.5 - s) ** 2 + losses * s ** 2) / n
+    se = math.sqrt(var / n)
+    low, high = s - 1.959964 * se, s + 1.959964 * se
+    los = 0.5 if wins + losses == 0 else 0.5 * (1 + math.erf((wins - losses) / math.sqrt(2 * (wins + losses))))
+    return EloResult(n, s, elo_from_score(s), elo_from_score(low), elo_from_score(high), los)
+
+
+def _constrained_mle(freqs: list[float], scores: list[float], target: float) -> list[float]:
+    """Distribution p over outcomes maximising sum(f·log p) subject to sum(p·score) = target.
+
+    The Lagrange solution is ``p_i = f_i / (1 + λ(score_i − target))``; λ is found by bisection on
+    the interval where every denominator is positive (the constraint function is monotone there).
+    """
+    lo = -1.0 / (max(scores) - target) + 1e-12
+    hi = 1.0 / (target - min(scores)) - 1e-12
+
+    def g(lam: float) -> float:
+        return sum(f * (a - target) / (1 + lam * (a - target)) for f, a in zip(freqs, scores))
+
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if g(mid) > 0:
+            lo = mid
+        else:
+            hi = mid
+    lam = (lo + hi) / 2
+    p = [f / (1 + lam * (a - target)) for f, a in zip(freqs, scores)]
+    total = sum(p)
+    return [x / total for x in p]
+
+
+def sprt_llr(wins: int, draws: int, losses: int, elo0: float, elo1: float) -> float:
+    """Log-likelihood ratio of H1 (elo1) against H0 (elo0), logistic Elo, trinomial GSPRT.
+
+    Generalised SPRT as in fishtest: for each hypothesis the loss/draw/win distribution of highest
+    likelihood whose expected score equals the hypothesis' score (``1/(1+10^(−elo/400))``) is found,
+    and ``LLR = Σ count_i · log(p1_i/p0_i)``. Zero counts are replaced by 1e-3 so that the
+    constrained fit exists. Returns 0 with no games.
+    """
+    if wins + draws + losses == 0:
+        return 0.0
+    counts = [max(float(x), 1e-3) for x in (losses, draws, wins)]
+    n = sum(counts)
+    freqs = [c / n for c in counts]
+    outcome_scores = [0.0, 0.5, 1.0]
+    p0 = _constrained_mle(freqs, outcome_scores, score_from_elo(elo0))
+    p1 = _constrained_mle(freqs, outcome_scores, score_from_elo(elo1))
+    real = [float(x) for x in (losses, draws, wins)]
+    return sum(c * math.log(b / a) for c, a, b in zip(real, p0, p1) if c > 0)
+
+
+def sprt_bounds(alpha: float, beta: float) -> tuple[float, float]:
+    """Lower and upper LLR bounds: ln(β/(1−α)) and ln((1−β)/α)."""
+    return math.log(beta / (1 - alpha)), math.log((1 - beta) / alpha)
+
+
+def score_to_cp(score: chess.engine.Score | None, mate_cp: int = 100_000) -> int | None:
+    """Centipawns of a python-chess ``Score`` (mates as ±(mate_cp − plies))."""
+    if score is None:
+        return None
+    return score.score(mate_score=mate_cp)
+
+
+def format_eval(pov: chess.engine.PovScore | None, color: chess.Color) -> str:
+    """cutechess-style evaluation text from ``color``'s point of view: ``+0.35``, ``-M3``."""
+    if pov is None:
+        return ""
+    score = pov.pov(color)
+    mate = score.mate()
+    if mate is not None:
+        return f"+M{mate}" if mate > 0 else f"-M{-mate}"
+    cp = score.score()
+    return f"{cp / 100:+.2f}" if cp is not None else ""
+
+
+def eprint(*args, **kwargs) -> None:
+    print(*args, file=sys.stderr, **kwargs)
