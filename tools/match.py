@@ -345,6 +345,7 @@ async def play_game(number: int, opening: el.Opening, a_white: bool, slots: dict
                 clocks[color] += tc.base
         move = played.move
         if move is None or move not in board.legal_moves:
+            slot.broken = True  # restart it for the next game, as after any fault
             res.illegal[key] += 1
             return _finish(res, game, node, board, win_for_other, "rules infraction",
                            f"{mover} makes an illegal move: {move.uci() if move else '(none)'}")
