@@ -245,6 +245,66 @@ def engine_info(spec: EngineSpec, protocol: RecordingUciProtocol) -> EngineInfo:
     return EngineInfo(id_name, list(spec.command), dict(spec.options), weights, digest)
 
 
+async def run_pool(spec: EngineSpec, items: list, task, concurrency: int, on_result,
+                   on_error=None, info_out: list | None = None) -> bool:
+    """Runs ``await task(protocol, item)`` for every item on ``concurrency`` engines at once.
+
+    Each engine gets ``Threads=1`` when ``concurrency > 1`` (unless the spec sets Threads).
+    ``on_result(item, result)`` is called as results arrive. An engine error, crash or timeout
+    (``asyncio.TimeoutError`` from the task) gives ``on_error(item, err)`` as the item's result and
+    restarts that engine. ``info_out`` receives the first engine's :class:`EngineInfo`.
+    Returns False when interrupted (Ctrl-C / cancellation), True when every item was done.
+    """
+    extra = {"Threads": "1"} if concurrency > 1 else {}
+    queue: asyncio.Queue = asyncio.Queue()
+    for item in items:
+        queue.put_nowait(item)
+
+    async def worker() -> None:
+        transport, protocol = await start_engine(spec, extra)
+        if info_out is not None and not info_out:
+            info_out.append(engine_info(spec, protocol))
+        try:
+            while True:
+                try:
+                    item = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    return
+                try:
+                    result = await task(protocol, item)
+                except (chess.engine.EngineError, chess.engine.EngineTerminatedError,
+                        asyncio.TimeoutError) as err:
+                    result = on_error(item, err) if on_error else None
+                    await stop_engine(transport, protocol, 2)
+                    transport, protocol = await start_engine(spec, extra)
+                on_result(item, result)
+        finally:
+            await stop_engine(transport, protocol)
+
+    tasks = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(items))))]
+    try:
+        await asyncio.gather(*tasks)
+        return True
+    except asyncio.CancelledError:
+        return False
+    finally:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def progress_bar(total: int, unit: str, quiet: bool = False):
+    """A tqdm bar on stderr (disabled when stderr is not a terminal or ``quiet``), or None."""
+    if quiet:
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover
+        return None
+    return tqdm(total=total, unit=unit, file=sys.stderr, dynamic_ncols=True, disable=None,
+                mininterval=0.5)
+
+
 # --------------------------------------------------------------------------------------------
 # Opening books
 # --------------------------------------------------------------------------------------------

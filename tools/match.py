@@ -26,7 +26,6 @@ import datetime as dt
 import json
 import math
 import platform
-import random
 import sys
 import time
 from pathlib import Path

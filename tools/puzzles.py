@@ -120,57 +120,33 @@ class PuzzleRun:
 
     async def run(self) -> None:
         a = self.args
-        extra = {"Threads": "1"} if a.concurrency > 1 else {}
-        queue: asyncio.Queue = asyncio.Queue()
-        for p in self.puzzles:
-            queue.put_nowait(p)
         t0 = time.monotonic()
-        bar = None
-        if not a.quiet:
-            try:
-                from tqdm import tqdm
-                bar = tqdm(total=len(self.puzzles), unit="puzzle", file=sys.stderr, dynamic_ncols=True,
-                           disable=None, mininterval=0.5)
-            except ImportError:  # pragma: no cover
-                bar = None
+        bar = el.progress_bar(len(self.puzzles), "puzzle", a.quiet)
         timeout = (a.movetime or 0) + a.stall_timeout
+        infos: list[el.EngineInfo] = []
 
-        async def worker() -> None:
-            transport, protocol = await el.start_engine(a.spec, extra)
-            if self.info is None:
-                self.info = el.engine_info(a.spec, protocol)
-            try:
-                while True:
-                    try:
-                        p = queue.get_nowait()
-                    except asyncio.QueueEmpty:
-                        return
-                    try:
-                        r = await solve(protocol, p, self.limit(), timeout)
-                    except (chess.engine.EngineError, chess.engine.EngineTerminatedError,
-                            asyncio.TimeoutError) as err:
-                        r = {"solved": False, "played": [], "reason": f"engine error: {err!r}"}
-                        await el.stop_engine(transport, protocol, 2)
-                        transport, protocol = await el.start_engine(a.spec, extra)
-                    r.update({"id": p.id, "rating": p.rating, "themes": p.themes,
-                              "solution": p.moves[1::2]})
-                    self.results.append(r)
-                    if bar is not None:
-                        solved = sum(x["solved"] for x in self.results)
-                        bar.set_postfix_str(f"acc {100 * solved / len(self.results):.1f}%")
-                        bar.update(1)
-            finally:
-                await el.stop_engine(transport, protocol)
+        async def task(protocol, p: Puzzle):
+            return await solve(protocol, p, self.limit(), timeout)
 
-        tasks = [asyncio.create_task(worker()) for _ in range(max(1, min(a.concurrency, len(self.puzzles))))]
+        def on_error(p: Puzzle, err: Exception):
+            return {"solved": False, "played": [], "reason": f"engine error: {err!r}"}
+
+        def on_result(p: Puzzle, r: dict) -> None:
+            r.update({"id": p.id, "rating": p.rating, "themes": p.themes, "solution": p.moves[1::2]})
+            self.results.append(r)
+            if self.info is None and infos:
+                self.info = infos[0]
+            if bar is not None:
+                solved = sum(x["solved"] for x in self.results)
+                bar.set_postfix_str(f"acc {100 * solved / len(self.results):.1f}%")
+                bar.update(1)
+
         try:
-            await asyncio.gather(*tasks)
-        except asyncio.CancelledError:
-            self.interrupted = True
+            done = await el.run_pool(a.spec, self.puzzles, task, a.concurrency, on_result, on_error, infos)
+            self.interrupted = not done
         finally:
-            for t in tasks:
-                t.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            if self.info is None and infos:
+                self.info = infos[0]
             if bar is not None:
                 bar.close()
             self.elapsed = time.monotonic() - t0
@@ -244,8 +220,8 @@ def plot(summary: dict[str, Any], path: str, title: str) -> None:
     bands = summary["bands"]
     x = [b["low"] + BAND / 2 for b in bands]
     y = [100 * b["accuracy"] for b in bands]
-    err = [[100 * (b["accuracy"] - b["ci95"][0]) for b in bands],
-           [100 * (b["ci95"][1] - b["accuracy"]) for b in bands]]
+    err = [[max(0.0, 100 * (b["accuracy"] - b["ci95"][0])) for b in bands],
+           [max(0.0, 100 * (b["ci95"][1] - b["accuracy"])) for b in bands]]
     fig, ax = plt.subplots(figsize=(8, 4.5), dpi=110)
     ax.errorbar(x, y, yerr=err, fmt="o-", capsize=3)
     for xi, b in zip(x, bands):
@@ -277,7 +253,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--min-rating", type=int, default=0)
     p.add_argument("--max-rating", type=int, default=10_000)
-    p.add_argument("--movetime", type=float, metavar="S", help="time per move in seconds")
+    p.add_argument("--movetime", type=float, metavar="S",
+                   help="time per move in seconds (default 0.1 when no limit is given)")
     p.add_argument("--nodes", type=int, help="nodes per move")
     p.add_argument("--depth", type=int, help="depth per move")
     p.add_argument("--concurrency", type=int, default=el.cpu_count(),
@@ -294,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.movetime is None and args.nodes is None and args.depth is None:
-        args.nodes = 1  # Glimpse: one batched forward pass whatever the limit
+        args.movetime = 0.1  # Glimpse answers after its one batched forward pass whatever the limit
     args.spec = el.EngineSpec.parse(args.engine, args.option + [o for o in args.options.split(",") if o.strip()])
     puzzles = load_puzzles(args.puzzles, args.limit, args.shuffle, args.seed, args.min_rating, args.max_rating)
     if not puzzles:
