@@ -34,13 +34,25 @@ DEFAULT_BOOK = SHARED / "data" / "openings" / "noob_3moves.epd"
 DEFAULT_GLIMPSE = REPO_ROOT / "target" / "release" / "glimpse"
 
 #: Names that stand for well-known engine commands in engine specifications.
+def _apt_engine(*names: str) -> str:
+    """Path of an engine installed from apt (in /usr/games, often not on PATH)."""
+    for name in names:
+        found = shutil.which(name) or (f"/usr/games/{name}" if os.path.exists(f"/usr/games/{name}") else None)
+        if found:
+            return found
+    return f"/usr/games/{names[0]}"
+
+
 ALIASES = {
     "glimpse": lambda: str(DEFAULT_GLIMPSE),
-    "stockfish": lambda: shutil.which("stockfish") or "/usr/games/stockfish",
-    "ethereal": lambda: shutil.which("ethereal-chess") or shutil.which("ethereal") or "ethereal-chess",
-    "toga2": lambda: shutil.which("toga2") or "toga2",
-    "glaurung": lambda: shutil.which("glaurung") or "glaurung",
+    "stockfish": lambda: _apt_engine("stockfish"),
+    "ethereal": lambda: _apt_engine("ethereal-chess", "ethereal"),
+    "ethereal-chess": lambda: _apt_engine("ethereal-chess"),
+    "toga2": lambda: _apt_engine("toga2"),
+    "glaurung": lambda: _apt_engine("glaurung"),
 }
+#: Engines from apt that a gauntlet may add (``--apt-engines``), by alias.
+APT_ENGINES = ("ethereal", "toga2", "glaurung")
 
 #: UCI options that hold a weights/network file whose sha256 the reports print.
 WEIGHT_OPTIONS = ("weightsfile", "evalfile", "weightsfile2", "network", "nnue", "evalfilesmall")
@@ -230,7 +242,8 @@ def engine_info(spec: EngineSpec, protocol: RecordingUciProtocol) -> EngineInfo:
     weights = None
     digest = None
     for name, value in spec.options.items():
-        if name.lower() in WEIGHT_OPTIONS and value and value.lower() not in ("<default>", "<empty>", ""):
+        if name.lower() in WEIGHT_OPTIONS and value and value.lower() not in ("<default>", "<empty>",
+                                                                               "<embedded>", ""):
             weights = value
             digest = sha256_file(value)
             break
