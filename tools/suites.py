@@ -55,6 +55,11 @@ class Position:
         m = re.match(r"STS\(v[\d.]+\)\s+(.*)\.\d+$", self.id)
         return m.group(1) if m else ""
 
+    @property
+    def theme_key(self) -> str:
+        """Theme with its '/'-separated parts sorted (one STS id lists them in another order)."""
+        return "/".join(sorted(self.theme.split("/")))
+
 
 def load_suite(path: Path, limit: int = 0) -> tuple[list[Position], list[str]]:
     """Parses an EPD suite; returns positions and a list of skipped-line messages.
@@ -144,6 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def summarize(positions: list[Position], results: dict[tuple[str, int], dict]) -> list[dict[str, Any]]:
     suites: dict[str, dict[str, Any]] = {}
+    labels: dict[str, str] = {}
     for pos in positions:
         r = results.get((pos.suite, pos.index))
         s = suites.setdefault(pos.suite, {"suite": pos.suite, "total": 0, "done": 0, "solved": 0,
@@ -157,7 +163,8 @@ def summarize(positions: list[Position], results: dict[tuple[str, int], dict]) -
             s["sts_points"] += r["points"]
             s["sts_max"] += r["max_points"]
             if pos.theme:
-                t = s["themes"].setdefault(pos.theme, {"points": 0, "max": 0, "solved": 0, "done": 0})
+                label = labels.setdefault(pos.theme_key, pos.theme)
+                t = s["themes"].setdefault(label, {"points": 0, "max": 0, "solved": 0, "done": 0})
                 t["points"] += r["points"]
                 t["max"] += r["max_points"]
                 t["solved"] += r["solved"]
