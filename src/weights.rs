@@ -1,1 +1,27 @@
 //! The embedded default network.
+//!
+//! `build.rs` embeds `weights/glimpse-av.onnx` with `include_bytes!` when that file exists at
+//! build time, so the binary alone plays. Without it the slice is empty and the engine asks for
+//! `setoption name WeightsFile value <file.onnx>`.
+
+include!(concat!(env!("OUT_DIR"), "/embedded_weights.rs"));
+
+/// Name of the embedded file in the source tree.
+pub const EMBEDDED_PATH: &str = "weights/glimpse-av.onnx";
+
+/// The embedded network, or `None` when the binary was built without one.
+pub fn embedded() -> Option<&'static [u8]> {
+    if EMBEDDED_NET.is_empty() {
+        None
+    } else {
+        Some(EMBEDDED_NET)
+    }
+}
+
+/// The message given when no embedded net exists.
+pub fn missing_message() -> String {
+    format!(
+        "this build has no embedded net ({EMBEDDED_PATH} was absent at build time); \
+         set one with 'setoption name WeightsFile value /path/to/net.onnx'"
+    )
+}

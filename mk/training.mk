@@ -1,0 +1,47 @@
+# Training pipeline targets (owner: training). Uses the shared venv from the main Makefile.
+# Variables: SHARED (data/golden folder, CI checks it out beside the repo), CONFIG (model/training preset),
+# RUN (run name under training/runs/), STEPS, PUZZLES, LABEL_POSITIONS, LABEL_DEPTH, ...
+SHARED ?= ../shared
+ABS_SHARED = $(abspath $(SHARED))
+TRAIN_PY = cd training && PYTHONUNBUFFERED=1 ../$(PY)
+CONFIG ?= smoke
+RUN ?= $(CONFIG)
+STEPS ?=
+PUZZLES ?= 1000
+LABEL_POSITIONS ?= 200
+LABEL_DEPTH ?= 8
+LABEL_NODES ?=
+LABEL_WORKERS ?= 2
+LABEL_OUT ?= training/data/labels/sf15-d$(LABEL_DEPTH)
+EXPORT_OUT ?= training/runs/$(RUN)/model.onnx
+NICE ?= nice -n 5
+
+.PHONY: test-models label train export evaluate test-training ship-weights
+
+## Golden tiny reference checkpoints -> target/test-models/tiny_{av,sv,bc}.onnx (verified against golden outputs)
+test-models: $(VENV_STAMP)
+	$(TRAIN_PY) -m glimpse_train.test_models --shared $(ABS_SHARED) --out ../target/test-models
+
+## Stockfish MultiPV labelling of positions into training/data/labels/ (resumable)
+label: $(VENV_STAMP)
+	$(TRAIN_PY) -m glimpse_train.label --shared $(ABS_SHARED) --out ../$(LABEL_OUT) \
+	  --positions $(LABEL_POSITIONS) --depth $(LABEL_DEPTH) $(if $(LABEL_NODES),--nodes $(LABEL_NODES)) \
+	  --workers $(LABEL_WORKERS)
+
+## Train (resumes automatically from training/runs/$(RUN)/)
+train: $(VENV_STAMP)
+	$(TRAIN_PY) -m glimpse_train.train --shared $(ABS_SHARED) --config $(CONFIG) --run $(RUN) \
+	  $(if $(STEPS),--steps $(STEPS))
+
+## EMA weights of training/runs/$(RUN) -> ONNX (verified against JAX on held-out rows)
+export: $(VENV_STAMP)
+	$(TRAIN_PY) -m glimpse_train.export --shared $(ABS_SHARED) --run $(RUN) --out ../$(EXPORT_OUT)
+
+## Metrics of the exported model through onnxruntime -> training/runs/$(RUN)/eval/
+evaluate: $(VENV_STAMP)
+	$(TRAIN_PY) -m glimpse_train.evaluate --shared $(ABS_SHARED) --run $(RUN) --model ../$(EXPORT_OUT) \
+	  --puzzles $(PUZZLES)
+
+## Fast checks of the Python pipeline (tokenizer, actions, labels, smoke train + export)
+test-training: $(VENV_STAMP)
+	$(TRAIN_PY) -m glimpse_train.selftest --shared $(ABS_SHARED)

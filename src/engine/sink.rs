@@ -1,0 +1,92 @@
+//! The single writer of stdout (and of the optional `LogFile`).
+//!
+//! Threading: [`Out`] is cloned into the reader thread, the search worker and watchdogs; a mutex
+//! keeps every call's lines together and in order. Write errors (a closed pipe) are ignored: the
+//! engine then simply has no listener left.
+
+use crate::uci::output::format_info_string;
+use parking_lot::Mutex;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::sync::Arc;
+
+struct Inner {
+    writer: Box<dyn Write + Send>,
+    log: Option<File>,
+}
+
+/// A cloneable, thread-safe line writer for UCI output.
+#[derive(Clone)]
+pub struct Out {
+    inner: Arc<Mutex<Inner>>,
+}
+
+impl Out {
+    /// Output to the process's stdout.
+    pub fn stdout() -> Out {
+        Out::new(Box::new(std::io::stdout()))
+    }
+
+    /// Output to any writer (tests use a shared buffer).
+    pub fn new(writer: Box<dyn Write + Send>) -> Out {
+        Out {
+            inner: Arc::new(Mutex::new(Inner { writer, log: None })),
+        }
+    }
+
+    /// Writes lines atomically (no other output between them), each followed by `\n`, then flushes.
+    pub fn lines<S: AsRef<str>>(&self, lines: &[S]) {
+        let mut inner = self.inner.lock();
+        let Inner { writer, log } = &mut *inner;
+        for l in lines {
+            let _ = writeln!(writer, "{}", l.as_ref());
+            if let Some(f) = log.as_mut() {
+                let _ = writeln!(f, "<< {}", l.as_ref());
+            }
+        }
+        let _ = writer.flush();
+    }
+
+    /// Writes one line.
+    pub fn line(&self, line: &str) {
+        self.lines(&[line]);
+    }
+
+    /// Writes `info string <msg>` (multi-line messages become several lines).
+    pub fn info_string(&self, msg: &str) {
+        self.lines(&format_info_string(msg));
+    }
+
+    /// Reports an error: `info string error: <msg>` on stdout and the same text on stderr.
+    pub fn error(&self, msg: &str) {
+        eprintln!("glimpse: error: {msg}");
+        self.info_string(&format!("error: {msg}"));
+    }
+
+    /// Records an input line in the log file (`>> line`), if logging.
+    pub fn log_input(&self, line: &str) {
+        let mut inner = self.inner.lock();
+        if let Some(f) = inner.log.as_mut() {
+            let _ = writeln!(f, ">> {line}");
+        }
+    }
+
+    /// Starts appending to `path`, or stops logging with `None`.
+    ///
+    /// # Errors
+    /// The file cannot be opened for appending; logging is then unchanged.
+    pub fn set_log(&self, path: Option<&str>) -> Result<(), String> {
+        let file = match path {
+            None => None,
+            Some(p) => Some(
+                OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(p)
+                    .map_err(|e| format!("cannot open log file '{p}': {e}"))?,
+            ),
+        };
+        self.inner.lock().log = file;
+        Ok(())
+    }
+}

@@ -1,0 +1,438 @@
+//! The search worker: one thread that owns the model and runs jobs in order.
+//!
+//! Threading and ownership: the reader thread (`Engine`) sends [`Job`]s over a crossbeam channel
+//! and never touches the model; the worker owns it. A search's `bestmove` is printed exactly once
+//! through [`SearchShared::answer`], by the worker or, if the clock's hard limit passes first, by a
+//! watchdog thread with a fallback move. `stop` and `ponderhit` reach a running search as
+//! [`Signal`]s. Every job runs under `catch_unwind`: a panic becomes an `info string` error and, for
+//! a search, a fallback `bestmove`.
+
+use super::sink::Out;
+use super::{load_model, panic_message, LoadKey};
+use crate::game::Game;
+use crate::model::buckets::win_prob_to_cp;
+use crate::model::{Model, ModelInfo};
+use crate::search::searchless::{self, Analysis};
+use crate::uci::output::{format_bestmove, format_info, BestMove, Info, Score, Wdl};
+use crate::uci::Settings;
+use crossbeam_channel::{Receiver, Sender};
+use parking_lot::{Condvar, Mutex};
+use shakmaty::{Move, Position};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Messages to a running search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    /// `stop`: answer now.
+    Stop,
+    /// `ponderhit`: the ponder move was played; answer now unless `infinite`.
+    PonderHit,
+}
+
+/// What the worker reports about `eval`.
+pub struct EvalReport {
+    /// Every legal move scored.
+    pub analysis: Analysis,
+    /// Index of the move the policy plays (temperature 0).
+    pub chosen: Option<usize>,
+    /// The model used.
+    pub info: ModelInfo,
+    /// Milliseconds the analysis took.
+    pub ms: f64,
+}
+
+/// Work for the worker thread.
+pub enum Job {
+    /// Make sure the model for `key` is loaded and warmed up, then reply.
+    Ensure {
+        /// Which model.
+        key: LoadKey,
+        /// Gets `()` when done.
+        reply: Sender<()>,
+    },
+    /// Analyse for `eval`.
+    Eval {
+        /// Which model.
+        key: LoadKey,
+        /// Position.
+        game: Game,
+        /// Gets the report or an error message.
+        reply: Sender<Result<EvalReport, String>>,
+    },
+    /// Run a `go`.
+    Search(Box<SearchJob>),
+}
+
+/// One `go`.
+pub struct SearchJob {
+    /// Which model.
+    pub key: LoadKey,
+    /// Position to move in.
+    pub game: Game,
+    /// Moves to consider (empty: all).
+    pub searchmoves: Vec<Move>,
+    /// Options at `go` time.
+    pub settings: Settings,
+    /// Effective sampling temperature (0: argmax).
+    pub temperature: f64,
+    /// Uniform draw in [0, 1) for sampling.
+    pub u: f64,
+    /// `go infinite`.
+    pub infinite: bool,
+    /// `go ponder`.
+    pub ponder: bool,
+    /// Hard time limit in ms from `start` (None: none, or not yet started for ponder).
+    pub hard_ms: Option<u64>,
+    /// The once-only answer.
+    pub shared: Arc<SearchShared>,
+    /// `stop` / `ponderhit`.
+    pub signals: Receiver<Signal>,
+    /// The move to play without a network answer.
+    pub fallback: BestMove,
+    /// When `go` arrived.
+    pub start: Instant,
+}
+
+/// The once-only `bestmove` of one search, shared by worker, watchdog and reader.
+pub struct SearchShared {
+    answered: Mutex<bool>,
+    cv: Condvar,
+    out: Out,
+}
+
+impl SearchShared {
+    /// A search not yet answered.
+    pub fn new(out: Out) -> Arc<SearchShared> {
+        Arc::new(SearchShared {
+            answered: Mutex::new(false),
+            cv: Condvar::new(),
+            out,
+        })
+    }
+
+    /// Prints `lines` then `bestmove` unless already answered; returns whether it printed.
+    pub fn answer(&self, lines: &[String], best: &BestMove) -> bool {
+        let mut answered = self.answered.lock();
+        if *answered {
+            return false;
+        }
+        let mut all = lines.to_vec();
+        all.push(format_bestmove(best));
+        self.out.lines(&all);
+        *answered = true;
+        self.cv.notify_all();
+        true
+    }
+
+    /// Prints `lines` (e.g. info before waiting) unless the search has been answered.
+    pub fn print_if_open(&self, lines: &[String]) {
+        let answered = self.answered.lock();
+        if !*answered {
+            self.out.lines(lines);
+        }
+    }
+
+    /// Whether `bestmove` has been printed.
+    pub fn is_answered(&self) -> bool {
+        *self.answered.lock()
+    }
+
+    /// Waits until answered or `deadline`; returns whether it was answered.
+    pub fn wait_until(&self, deadline: Instant) -> bool {
+        let mut answered = self.answered.lock();
+        while !*answered {
+            if self.cv.wait_until(&mut answered, deadline).timed_out() {
+                return *answered;
+            }
+        }
+        true
+    }
+}
+
+/// The worker's state.
+pub struct Worker {
+    out: Out,
+    model: Option<Model>,
+    loaded: Option<LoadKey>,
+    failed: Option<LoadKey>,
+    model_info: Arc<Mutex<Option<ModelInfo>>>,
+    pending: Arc<AtomicUsize>,
+}
+
+impl Worker {
+    /// A worker that reports through `out`, publishes the loaded model's info in `model_info`
+    /// and decrements `pending` after each job.
+    pub fn new(
+        out: Out,
+        model_info: Arc<Mutex<Option<ModelInfo>>>,
+        pending: Arc<AtomicUsize>,
+    ) -> Worker {
+        Worker {
+            out,
+            model: None,
+            loaded: None,
+            failed: None,
+            model_info,
+            pending,
+        }
+    }
+
+    /// Runs jobs until the channel closes.
+    pub fn run(mut self, jobs: Receiver<Job>) {
+        for job in jobs {
+            let fallback = match &job {
+                Job::Search(s) => Some((Arc::clone(&s.shared), s.fallback.clone())),
+                _ => None,
+            };
+            if let Err(p) = catch_unwind(AssertUnwindSafe(|| self.job(job))) {
+                self.out.error(&format!(
+                    "internal error in the search worker: {}",
+                    panic_message(&p)
+                ));
+                if let Some((shared, best)) = fallback {
+                    shared.answer(&[], &best);
+                }
+            }
+            self.pending.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    fn job(&mut self, job: Job) {
+        match job {
+            Job::Ensure { key, reply } => {
+                self.ensure(&key);
+                let _ = reply.send(());
+            }
+            Job::Eval { key, game, reply } => {
+                let _ = reply.send(self.eval(&key, &game));
+            }
+            Job::Search(s) => self.search(*s),
+        }
+    }
+
+    /// Loads and warms up the model for `key` unless it is loaded or already failed to load.
+    /// Returns whether some model (possibly the previous one) is available.
+    fn ensure(&mut self, key: &LoadKey) -> bool {
+        if self.loaded.as_ref() == Some(key) || self.failed.as_ref() == Some(key) {
+            return self.model.is_some();
+        }
+        let t0 = Instant::now();
+        let mut warnings = Vec::new();
+        let result = catch_unwind(AssertUnwindSafe(|| load_model(key, &mut warnings)))
+            .unwrap_or_else(|p| {
+                Err(format!(
+                    "internal error while loading: {}",
+                    panic_message(&p)
+                ))
+            });
+        for w in &warnings {
+            self.out.info_string(w);
+        }
+        let what = key
+            .weights
+            .as_deref()
+            .unwrap_or(crate::uci::options::EMBEDDED);
+        match result {
+            Ok(mut model) => {
+                let load_ms = t0.elapsed().as_secs_f64() * 1e3;
+                let t1 = Instant::now();
+                let warm = catch_unwind(AssertUnwindSafe(|| {
+                    searchless::analyse(&mut model, &Game::startpos(), &[])
+                }));
+                let warm_ms = t1.elapsed().as_secs_f64() * 1e3;
+                match warm {
+                    Ok(Ok(_)) => {
+                        let i = model.info();
+                        self.out.info_string(&format!(
+                            "loaded {} ({:?}, {} buckets, {:?} backend) in {load_ms:.0} ms, warm-up {warm_ms:.0} ms",
+                            i.source, i.kind, i.buckets, i.backend
+                        ));
+                        *self.model_info.lock() = Some(model.info().clone());
+                        self.model = Some(model);
+                        self.loaded = Some(key.clone());
+                        self.failed = None;
+                    }
+                    Ok(Err(e)) => {
+                        self.load_failed(key, what, &format!("the warm-up run failed: {e}"))
+                    }
+                    Err(p) => self.load_failed(
+                        key,
+                        what,
+                        &format!("the warm-up run panicked: {}", panic_message(&p)),
+                    ),
+                }
+            }
+            Err(e) => self.load_failed(key, what, &e),
+        }
+        self.model.is_some()
+    }
+
+    fn load_failed(&mut self, key: &LoadKey, what: &str, err: &str) {
+        let keep = if self.model.is_some() {
+            "; keeping the previous model"
+        } else {
+            ""
+        };
+        self.out
+            .error(&format!("cannot use network '{what}': {err}{keep}"));
+        self.failed = Some(key.clone());
+    }
+
+    fn eval(&mut self, key: &LoadKey, game: &Game) -> Result<EvalReport, String> {
+        if !self.ensure(key) {
+            return Err("no network loaded".into());
+        }
+        let model = self.model.as_mut().ok_or("no network loaded")?;
+        let t0 = Instant::now();
+        let analysis = searchless::analyse(model, game, &[]).map_err(|e| e.to_string())?;
+        let ms = t0.elapsed().as_secs_f64() * 1e3;
+        let chosen = analysis.best();
+        Ok(EvalReport {
+            analysis,
+            chosen,
+            info: model.info().clone(),
+            ms,
+        })
+    }
+
+    fn search(&mut self, job: SearchJob) {
+        let (lines, best) = if job.game.legal_moves().is_empty() {
+            (
+                Vec::new(),
+                BestMove {
+                    mv: None,
+                    ponder: None,
+                },
+            )
+        } else if !self.ensure(&job.key) {
+            self.out
+                .error("no network loaded; playing a fallback move (set WeightsFile)");
+            (Vec::new(), job.fallback.clone())
+        } else {
+            match self.think(&job) {
+                Ok(r) => r,
+                Err(e) => {
+                    self.out.error(&format!("{e}; playing a fallback move"));
+                    (Vec::new(), job.fallback.clone())
+                }
+            }
+        };
+        if job.infinite || job.ponder {
+            // UCI: no bestmove before `stop` (or `ponderhit` for a ponder search).
+            job.shared.print_if_open(&lines);
+            loop {
+                match job.signals.recv() {
+                    Ok(Signal::Stop) | Err(_) => break,
+                    Ok(Signal::PonderHit) if !job.infinite => break,
+                    Ok(Signal::PonderHit) => {}
+                }
+            }
+            job.shared.answer(&[], &best);
+        } else {
+            job.shared.answer(&lines, &best);
+        }
+    }
+
+    /// Runs the policy; returns the info lines and the best move.
+    fn think(&mut self, job: &SearchJob) -> Result<(Vec<String>, BestMove), String> {
+        let model = self.model.as_mut().ok_or("no network loaded")?;
+        let analysis = catch_unwind(AssertUnwindSafe(|| {
+            searchless::analyse(model, &job.game, &job.searchmoves)
+        }))
+        .map_err(|p| format!("internal error in the policy: {}", panic_message(&p)))?
+        .map_err(|e| format!("network evaluation failed: {e}"))?;
+        let first_pass = job.start.elapsed();
+        let Some(chosen) = searchless::choose(&analysis, job.temperature, job.u) else {
+            return Ok((
+                Vec::new(),
+                BestMove {
+                    mv: None,
+                    ponder: None,
+                },
+            ));
+        };
+        let best_uci = analysis.moves[chosen].uci.clone();
+        let mut nodes = analysis.evals as u64;
+
+        // Ponder move: the opponent's best reply, one more pass, only when time allows.
+        let mut ponder = None;
+        let time_ok = job
+            .hard_ms
+            .is_none_or(|h| first_pass.as_millis() as u64 * 3 < h);
+        if job.settings.ponder && time_ok {
+            let mut next = job.game.clone();
+            if next.push(analysis.moves[chosen].mv).is_ok() && !next.legal_moves().is_empty() {
+                let reply =
+                    catch_unwind(AssertUnwindSafe(|| searchless::analyse(model, &next, &[])));
+                if let Ok(Ok(a)) = reply {
+                    nodes += a.evals as u64;
+                    ponder = a.best().map(|i| a.moves[i].uci.clone());
+                }
+            }
+        }
+
+        let elapsed_ms = job.start.elapsed().as_millis() as u64;
+        let nps = nodes * 1000 / elapsed_ms.max(1);
+        let lines = ranked(&analysis)
+            .into_iter()
+            .take(job.settings.multipv)
+            .enumerate()
+            .map(|(rank, idx)| {
+                let m = &analysis.moves[idx];
+                let mate = gives_mate(&job.game, &m.mv);
+                let p = f64::from(m.win_prob);
+                let mut pv = vec![m.uci.clone()];
+                if idx == chosen {
+                    pv.extend(ponder.clone());
+                }
+                format_info(&Info {
+                    depth: 1,
+                    seldepth: 1,
+                    multipv: rank as u32 + 1,
+                    score: if mate {
+                        Score::Mate(1)
+                    } else {
+                        Score::Cp(win_prob_to_cp(p))
+                    },
+                    wdl: job
+                        .settings
+                        .show_wdl
+                        .then(|| Wdl::from_win_prob(if mate { 1.0 } else { p })),
+                    nodes,
+                    nps,
+                    time_ms: elapsed_ms,
+                    pv,
+                })
+            })
+            .collect();
+        Ok((
+            lines,
+            BestMove {
+                mv: Some(best_uci),
+                ponder,
+            },
+        ))
+    }
+}
+
+/// Move indices by descending win probability, ties by ascending action id (the policy's order).
+pub fn ranked(analysis: &Analysis) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..analysis.moves.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (ma, mb) = (&analysis.moves[a], &analysis.moves[b]);
+        mb.win_prob
+            .total_cmp(&ma.win_prob)
+            .then(ma.action.cmp(&mb.action))
+    });
+    order
+}
+
+/// Whether `mv` checkmates at once.
+pub fn gives_mate(game: &Game, mv: &Move) -> bool {
+    let mut pos = game.position().clone();
+    pos.play_unchecked(*mv);
+    pos.is_checkmate()
+}

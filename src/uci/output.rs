@@ -1,0 +1,132 @@
+//! UCI output: typed [`Info`] and [`BestMove`] → protocol text. Formatting only.
+//!
+//! Every line the engine writes to stdout goes through this module, so stdout carries nothing but
+//! UCI: free text is always wrapped as `info string …` with newlines removed.
+
+use std::fmt::Write as _;
+
+/// A score as UCI writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Score {
+    /// Centipawns from the side to move's point of view.
+    Cp(i32),
+    /// Mate in this many moves (positive: the side to move mates; negative: it is mated).
+    Mate(i32),
+}
+
+/// Win/draw/loss per mille (sums to 1000), from the side to move's point of view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wdl {
+    /// Wins ‰.
+    pub win: u32,
+    /// Draws ‰.
+    pub draw: u32,
+    /// Losses ‰.
+    pub loss: u32,
+}
+
+impl Wdl {
+    /// The split Glimpse reports: the network predicts an expected score `p` (win probability in
+    /// the Lichess sense, draws counting half), not a draw rate, so `w = round(1000·p)`, `d = 0`,
+    /// `l = 1000 − w`. The expected score `(w + d/2)/1000` equals `p` up to rounding.
+    pub fn from_win_prob(p: f64) -> Wdl {
+        let p = if p.is_finite() {
+            p.clamp(0.0, 1.0)
+        } else {
+            0.5
+        };
+        let win = (p * 1000.0).round() as u32;
+        Wdl {
+            win,
+            draw: 0,
+            loss: 1000 - win,
+        }
+    }
+}
+
+/// One `info` line about a searched move (one per MultiPV entry).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Info {
+    /// Depth in plies (1 for the searchless policy).
+    pub depth: u32,
+    /// Selective depth in plies.
+    pub seldepth: u32,
+    /// MultiPV index, 1-based.
+    pub multipv: u32,
+    /// Score of this line.
+    pub score: Score,
+    /// WDL, written only when `Some` (UCI_ShowWDL).
+    pub wdl: Option<Wdl>,
+    /// Network evaluations so far (UCI `nodes`).
+    pub nodes: u64,
+    /// Nodes per second.
+    pub nps: u64,
+    /// Milliseconds since `go`.
+    pub time_ms: u64,
+    /// Principal variation, UCI moves.
+    pub pv: Vec<String>,
+}
+
+/// The answer to `go`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BestMove {
+    /// The move in UCI notation; `None` when the side to move has no legal move.
+    pub mv: Option<String>,
+    /// The expected reply to ponder on, if known.
+    pub ponder: Option<String>,
+}
+
+/// `info depth D seldepth S multipv I score cp X [wdl W D L] nodes N nps R time T pv M…`.
+pub fn format_info(info: &Info) -> String {
+    let mut s = format!(
+        "info depth {} seldepth {} multipv {} score ",
+        info.depth, info.seldepth, info.multipv
+    );
+    match info.score {
+        Score::Cp(cp) => write!(s, "cp {cp}"),
+        Score::Mate(m) => write!(s, "mate {m}"),
+    }
+    .expect("writing to a String cannot fail");
+    if let Some(w) = info.wdl {
+        write!(s, " wdl {} {} {}", w.win, w.draw, w.loss).expect("String write");
+    }
+    write!(
+        s,
+        " nodes {} nps {} time {}",
+        info.nodes, info.nps, info.time_ms
+    )
+    .expect("String write");
+    if !info.pv.is_empty() {
+        s.push_str(" pv ");
+        s.push_str(&info.pv.join(" "));
+    }
+    s
+}
+
+/// `bestmove M [ponder P]`, or `bestmove (none)` without a legal move (as Stockfish writes it).
+pub fn format_bestmove(best: &BestMove) -> String {
+    match (&best.mv, &best.ponder) {
+        (Some(m), Some(p)) => format!("bestmove {m} ponder {p}"),
+        (Some(m), None) => format!("bestmove {m}"),
+        (None, _) => "bestmove (none)".to_string(),
+    }
+}
+
+/// `info string <text>`, one line per input line; control characters become spaces.
+pub fn format_info_string(text: &str) -> Vec<String> {
+    let lines: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let clean: String = l
+                .chars()
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .collect();
+            format!("info string {}", clean.trim_end())
+        })
+        .collect();
+    if lines.is_empty() {
+        vec!["info string".to_string()]
+    } else {
+        lines
+    }
+}
