@@ -12,7 +12,7 @@ import unittest
 import chess
 import chess.engine
 
-from uci_harness import EngineFailure, RawEngine, glimpse_bin, start_glimpse, weights_options
+from uci_harness import RawEngine, glimpse_bin, start_glimpse, weights_options
 
 P1 = "position startpos moves e2e4 e7e5 g1f3"
 P1_BOARD = chess.Board()
