@@ -140,10 +140,19 @@ class RecordingUciProtocol(chess.engine.UciProtocol):
         super().__init__()
         self.info_strings: list[str] = []
         self.stderr_lines: list[str] = []
+        self.error_count = 0
+        self.error_samples: list[str] = []
 
     def line_received(self, line: str) -> None:  # noqa: D401 - python-chess hook
-        if line.startswith("info string") and len(self.info_strings) < 200:
-            self.info_strings.append(line[len("info string"):].strip())
+        if line.startswith("info string"):
+            text = line[len("info string"):].strip()
+            if len(self.info_strings) < 200:
+                self.info_strings.append(text)
+            if text.lower().startswith("error"):
+                # Glimpse reports every failure as `info string error: ...`.
+                self.error_count += 1
+                if len(self.error_samples) < 5:
+                    self.error_samples.append(text)
 
     def error_line_received(self, line: str) -> None:
         if len(self.stderr_lines) < 200:
@@ -247,7 +256,14 @@ def engine_info(spec: EngineSpec, protocol: RecordingUciProtocol) -> EngineInfo:
             weights = value
             digest = sha256_file(value)
             break
-    if digest is None:
+    if digest is None and not weights and id_name.lower().startswith("glimpse"):
+        # The default net is weights/glimpse-av.onnx embedded at build time: name that file's hash
+        # unless the engine reports one itself (below).
+        net = REPO_ROOT / "weights" / "glimpse-av.onnx"
+        if net.exists() and Path(spec.command[0]).resolve().is_relative_to(REPO_ROOT):
+            weights = "embedded (weights/glimpse-av.onnx at build time)"
+            digest = sha256_file(net)
+    if not weights or weights.startswith("embedded"):
         for line in protocol.info_strings:
             if "sha256" in line.lower() or "net" in line.lower() or "weights" in line.lower():
                 m = HEX64.search(line.lower())

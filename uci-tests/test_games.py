@@ -6,7 +6,7 @@ Plays ``UCI_TESTS_GAMES`` (default 10) complete games, Glimpse against Stockfish
 The match runner is tools/match.py (python-chess client; clock kept by the runner: wall time per
 move is charged to the mover, a flag fall is a time forfeit). Asserts, for Glimpse: 0 illegal moves,
 0 time forfeits, 0 crashes, 0 stalls; every game finished by the rules (or by a Stockfish fault)
-and the PGN replays legally. The PGN is kept in reports/uci-tests-games.pgn.
+no ``info string error`` from Glimpse; and the PGN replays legally. The PGN is kept in reports/uci-tests-games.pgn.
 """
 
 from __future__ import annotations
@@ -48,6 +48,8 @@ class GamesAgainstStockfishTest(unittest.TestCase):
         self.assertEqual(summary["time_forfeits"]["A"], 0, "Glimpse lost on time")
         self.assertEqual(summary["crashes"]["A"], 0, "Glimpse crashed")
         self.assertEqual(summary["stalls"]["A"], 0, "Glimpse stopped answering")
+        self.assertEqual(summary["engine_errors"]["A"], 0,
+                         f"Glimpse reported errors: {summary['engine_error_samples']['A']}")
         lowest = summary["lowest_clock_s"]["A"]
         self.assertIsNotNone(lowest)
         self.assertGreater(lowest, 0.0)

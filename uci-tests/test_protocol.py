@@ -74,6 +74,8 @@ class ProtocolTest(unittest.TestCase):
         finally:
             engine.kill()
         self.assertEqual(engine.bad_output, [], "engine wrote non-UCI lines to stdout")
+        errors = [l for l in engine.lines if l.startswith("info string error")]
+        self.assertEqual(errors, [], "the engine reported errors on valid input")
 
     # -- handshake -----------------------------------------------------------------------------
 
