@@ -11,6 +11,7 @@ import asyncio
 import dataclasses
 import hashlib
 import io
+import logging
 import math
 import os
 import random
@@ -25,6 +26,10 @@ from typing import Iterable
 import chess
 import chess.engine
 import chess.pgn
+
+# python-chess logs engine chatter it does not expect (e.g. `info string` during `isready`) as
+# warnings; the tools record those lines themselves, so keep the terminal clean.
+logging.getLogger("chess.engine").setLevel(logging.ERROR)
 
 #: Root of the repository (tools/ is one level below it).
 REPO_ROOT = Path(__file__).resolve().parent.parent
