@@ -245,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
         st = el.elo_stats(r["wins"], r["draws"], r["losses"])
 
         def f(x: float) -> str:
-            return f"{x:+.0f}" if math.isfinite(x) else ("+inf" if x > 0 else "-inf")
+            return f"{x + 0.0:+.0f}" if math.isfinite(x) else ("+inf" if x > 0 else "-inf")
         diff = f"{f(st.elo)} [{f(st.elo_low)},{f(st.elo_high)}]"
         implied = f"{r['level'] + r['elo_diff']:.0f}" if r["kind"] == "elo" and r["elo_diff"] is not None else ""
         version = (r["opponent"] or {}).get("id_name", "")
@@ -256,14 +256,15 @@ def main(argv: list[str] | None = None) -> int:
         estimate = None
     elif math.isfinite(fit["elo"]):
         print(f"Elo estimate: {fit['elo']:.0f} (95% {fit['low']:.0f}..{fit['high']:.0f}) on Stockfish's "
-              "UCI_Elo scale (calibrated by Stockfish at 60s+0.6s, anchored to CCRL 40/4; approximate "
-              "at other time controls).")
+              "UCI_Elo scale (approximate at other time controls and hardware).")
         estimate = fit
     else:
         bound = f"above {fit['low']:.0f}" if fit["elo"] > 0 else f"below {fit['high']:.0f}"
         print(f"Elo estimate: {bound} (every anchored game {'won' if fit['elo'] > 0 else 'lost'}); "
               "add stronger/weaker UCI_Elo rungs.")
         estimate = fit
+    print("Scale: Stockfish 15.1 documents UCI_Elo as calibrated at 60s+0.6s and anchored to CCRL 40/4 "
+          "(an engine rating-list scale, not FIDE or Lichess).")
     doc = {
         "engine": engine_a, "time_control": tc.describe(), "games_per_opponent": args.games,
         "book": args.book, "seed": args.seed, "concurrency": args.concurrency, "interrupted": interrupted,
