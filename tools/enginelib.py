@@ -280,13 +280,15 @@ def engine_info(spec: EngineSpec, protocol: RecordingUciProtocol) -> EngineInfo:
 
 
 async def run_pool(spec: EngineSpec, items: list, task, concurrency: int, on_result,
-                   on_error=None, info_out: list | None = None) -> bool:
+                   on_error=None, info_out: list | None = None,
+                   error_lines: list | None = None) -> bool:
     """Runs ``await task(protocol, item)`` for every item on ``concurrency`` engines at once.
 
     Each engine gets ``Threads=1`` when ``concurrency > 1`` (unless the spec sets Threads).
     ``on_result(item, result)`` is called as results arrive. An engine error, crash or timeout
     (``asyncio.TimeoutError`` from the task) gives ``on_error(item, err)`` as the item's result and
-    restarts that engine. ``info_out`` receives the first engine's :class:`EngineInfo`.
+    restarts that engine. ``info_out`` receives the first engine's :class:`EngineInfo`;
+    ``error_lines`` the engines' ``info string error`` lines (up to 5 per engine process).
     Returns False when interrupted (Ctrl-C / cancellation), True when every item was done.
     """
     extra = {"Threads": "1"} if concurrency > 1 else {}
@@ -309,10 +311,14 @@ async def run_pool(spec: EngineSpec, items: list, task, concurrency: int, on_res
                 except (chess.engine.EngineError, chess.engine.EngineTerminatedError,
                         asyncio.TimeoutError) as err:
                     result = on_error(item, err) if on_error else None
+                    if error_lines is not None:
+                        error_lines.extend(protocol.error_samples)
                     await stop_engine(transport, protocol, 2)
                     transport, protocol = await start_engine(spec, extra)
                 on_result(item, result)
         finally:
+            if error_lines is not None:
+                error_lines.extend(protocol.error_samples)
             await stop_engine(transport, protocol)
 
     tasks = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(items))))]

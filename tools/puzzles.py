@@ -113,6 +113,7 @@ class PuzzleRun:
         self.interrupted = False
         self.started = dt.datetime.now()
         self.elapsed = 0.0
+        self.error_lines: list[str] = []
 
     def limit(self) -> chess.engine.Limit:
         a = self.args
@@ -142,7 +143,8 @@ class PuzzleRun:
                 bar.update(1)
 
         try:
-            done = await el.run_pool(a.spec, self.puzzles, task, a.concurrency, on_result, on_error, infos)
+            done = await el.run_pool(a.spec, self.puzzles, task, a.concurrency, on_result, on_error, infos,
+                                     self.error_lines)
             self.interrupted = not done
         finally:
             if self.info is None and infos:
@@ -185,6 +187,7 @@ class PuzzleRun:
             "mean_rating": sum(r["rating"] for r in res) / len(res) if res else None,
             "alternative_mates": sum(r["reason"] == "alternative mate" for r in res),
             "engine_errors": sum(r["reason"].startswith("engine error") for r in res),
+            "engine_error_lines": self.error_lines,
             "bands": band_rows,
             "themes": {t: {"solved": k, "total": n, "accuracy": k / n}
                        for t, (k, n) in sorted(themes.items(), key=lambda kv: -kv[1][1])},
@@ -206,6 +209,8 @@ class PuzzleRun:
               f"(95% CI {100 * s['ci95'][0]:.1f}-{100 * s['ci95'][1]:.1f} %), "
               f"mean rating {s['mean_rating']:.0f}, alternative mates {s['alternative_mates']}, "
               f"engine errors {s['engine_errors']}")
+        for line in s["engine_error_lines"][:3]:
+            print(f"  engine reported: info string {line[:160]}")
         print(f"{'band':>11} {'solved':>7} {'total':>6} {'accuracy':>9}")
         for b in s["bands"]:
             print(f"{b['band']:>11} {b['solved']:>7} {b['total']:>6} {100 * b['accuracy']:>8.1f}%")

@@ -191,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     timeout = (a.movetime or 0) + a.stall_timeout
     results: dict[tuple[str, int], dict] = {}
     infos: list[el.EngineInfo] = []
+    error_lines: list[str] = []
     bar = el.progress_bar(len(positions), "pos", a.quiet)
 
     async def task(protocol, pos: Position):
@@ -211,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     interrupted = False
     try:
         interrupted = not asyncio.run(el.run_pool(spec, positions, task, a.concurrency, on_result,
-                                                  on_error, infos))
+                                                  on_error, infos, error_lines))
     except KeyboardInterrupt:
         interrupted = True
     if bar is not None:
@@ -227,6 +228,8 @@ def main(argv: list[str] | None = None) -> int:
     if info:
         print(f"Engine: {info.header_line()}")
     print(f"Limit per move: {lim}; concurrency {a.concurrency}" + (f"; {len(skipped)} lines skipped" if skipped else ""))
+    for line in error_lines[:3]:
+        print(f"  engine reported: info string {line[:160]}")
     print(f"{'suite':<24} {'solved':>7} {'done':>6} {'%':>6} {'STS points':>14}")
     for r in rows:
         pct = 100 * r["solved"] / r["done"] if r["done"] else 0.0
@@ -243,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
         "limit": {"movetime": a.movetime, "nodes": a.nodes, "depth": a.depth},
         "suites": rows, "files": {p.stem: {"path": str(p), "sha256": el.sha256_file(p)} for p in paths},
         "limit_per_suite": a.limit, "concurrency": a.concurrency, "seconds": round(elapsed, 1),
-        "interrupted": interrupted, "skipped": skipped,
+        "interrupted": interrupted, "skipped": skipped, "engine_error_lines": error_lines,
         "positions": [{"suite": p.suite, "id": p.id, "fen": p.fen, "bm": p.bm, "am": p.am,
                        **results.get((p.suite, p.index), {})} for p in positions],
     }, indent=1) + "\n")
