@@ -88,7 +88,7 @@ def soft_targets(p: np.ndarray, k: int, sigma_buckets: float) -> np.ndarray:
 
 
 class Trainer:
-    def __init__(self, cfg: TrainConfig, run_dir: str, ds, log=print):
+    def __init__(self, cfg: TrainConfig, run_dir: str, ds, log=print, reset_ema: bool = False):
         import jax
         import jax.numpy as jnp
         import optax
@@ -96,6 +96,7 @@ class Trainer:
         self.jax, self.jnp, self.optax = jax, jnp, optax
         self.cfg, self.run_dir, self.ds, self.log = cfg, run_dir, ds, log
         self.mcfg = cfg.model()
+        self.reset_ema = reset_ema
         sched = optax.warmup_cosine_decay_schedule(0.0, cfg.lr, max(1, cfg.warmup), max(cfg.steps, cfg.warmup + 1),
                                                    cfg.lr * cfg.min_lr_frac)
         self.sched = sched
@@ -108,11 +109,13 @@ class Trainer:
             lp = jax_forward(params, mcfg, tokens)
             return -jnp.mean(jnp.sum(targets * lp, axis=-1))
 
-        def step(params, ema, opt_state, tokens, targets):
+        def step(params, ema, opt_state, tokens, targets, t):
             loss, grads = jax.value_and_grad(loss_fn)(params, tokens, targets)
             updates, opt_state = self.opt.update(grads, opt_state, params)
             params = optax.apply_updates(params, updates)
-            ema = jax.tree_util.tree_map(lambda e, p: cfg.ema * e + (1 - cfg.ema) * p, ema, params)
+            # EMA with a warm-up of the decay, min(ema, (1 + t) / (10 + t)): early EMAs track the weights
+            decay = jnp.minimum(cfg.ema, (1.0 + t) / (10.0 + t))
+            ema = jax.tree_util.tree_map(lambda e, p: decay * e + (1 - decay) * p, ema, params)
             return params, ema, opt_state, loss
 
         self._step = jax.jit(step, donate_argnums=(0, 1, 2))
@@ -190,9 +193,13 @@ class Trainer:
     def run(self, stop_flag=lambda: False):
         cfg = self.cfg
         os.makedirs(self.run_dir, exist_ok=True)
+        jnp = self.jnp
         if os.path.exists(self.ckpt_path()):
             st = self.load()
             self.log(f"resumed from {self.ckpt_path()} at step {st['step']}")
+            if self.reset_ema:
+                st["ema"] = {k: jnp.array(v) for k, v in st["params"].items()}
+                self.log("EMA reset to the current weights")
         else:
             st = self.fresh_state()
             self.log(f"fresh model: {self.mcfg} ({num_params(self.mcfg):,} parameters)")
@@ -212,7 +219,7 @@ class Trainer:
             targets = jnp.asarray(soft_targets(self.ds.row_p[rows], self.mcfg.buckets, cfg.hl_sigma))
             t0 = time.time()
             st["params"], st["ema"], st["opt_state"], loss = self._step(st["params"], st["ema"], st["opt_state"],
-                                                                        tokens, targets)
+                                                                        tokens, targets, np.float32(st["step"]))
             losses.append(loss)
             st["step"] += 1
             rows_int += len(rows)
@@ -259,6 +266,7 @@ def main(argv=None):
     ap.add_argument("--run", default=None, help="run name (default: the config name)")
     ap.add_argument("--runs-dir", default="runs")
     ap.add_argument("--data-dir", default=None, help="dataset cache (default data/full or data/<config>)")
+    ap.add_argument("--reset-ema", action="store_true", help="on resume, restart the EMA from the current weights")
     ap.add_argument("--extra-labels", default="data/labels", help="folder with our own label shards")
     for f in dataclasses.fields(TrainConfig):
         ap.add_argument("--" + f.name.replace("_", "-"), dest=f.name, type=type(f.default), default=None)
@@ -296,7 +304,7 @@ def main(argv=None):
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    tr = Trainer(cfg, run_dir, ds, log)
+    tr = Trainer(cfg, run_dir, ds, log, reset_ema=a.reset_ema)
     tr.run(lambda: stop["flag"])
 
 
