@@ -20,7 +20,8 @@ GAMES ?= 20
 CONCURRENCY ?= 1
 BOOK ?= ../shared/data/openings/noob_3moves.epd
 SEED ?= 1
-OUT ?= reports/$@-$(shell date +%Y%m%d-%H%M%S)
+MEASURE_STAMP := $(shell date +%Y%m%d-%H%M%S)
+OUT ?= reports/$@-$(MEASURE_STAMP)
 MATCH_ARGS ?=
 
 .PHONY: test-uci test-tools match gauntlet puzzles suites
@@ -29,3 +30,40 @@ match: build $(VENV_STAMP)
 	$(PY) tools/match.py --a '$(ENGINE_A)' --a-options '$(ENGINE_A_OPTS)' --b '$(OPPONENT)' \
 	  --tc '$(TC)' --games $(GAMES) --concurrency $(CONCURRENCY) --book '$(BOOK)' --seed $(SEED) \
 	  --pgn '$(OUT).pgn' --json '$(OUT).json' $(MATCH_ARGS)
+
+# Gauntlet: LEVELS (Stockfish Skill Level) and ELOS (UCI_LimitStrength+UCI_Elo) rungs, GAMES per rung.
+LEVELS ?= 0 3 6
+ELOS ?= 1350 1500
+GAUNTLET_CONCURRENCY ?= $(shell nproc 2>/dev/null || echo 1)
+GAUNTLET_ARGS ?=
+gauntlet: build $(VENV_STAMP)
+	$(PY) tools/gauntlet.py --a '$(ENGINE_A)' --a-options '$(ENGINE_A_OPTS)' --levels $(LEVELS) --elos $(ELOS) \
+	  --tc '$(TC)' --games $(GAMES) --concurrency $(GAUNTLET_CONCURRENCY) --book '$(BOOK)' --seed $(SEED) \
+	  --out '$(OUT)' $(GAUNTLET_ARGS)
+
+# Puzzles: LIMIT puzzles (0 = all 2,893), per-move limit MOVETIME seconds (or PUZZLE_ARGS='--nodes N').
+PUZZLES ?= ../shared/data/puzzles/lichess_puzzles.csv
+LIMIT ?= 0
+MOVETIME ?= 0.1
+PUZZLE_ARGS ?=
+puzzles: build $(VENV_STAMP)
+	$(PY) tools/puzzles.py --engine '$(ENGINE_A)' --options '$(ENGINE_A_OPTS)' --puzzles '$(PUZZLES)' \
+	  --limit $(LIMIT) --movetime $(MOVETIME) --json '$(OUT).json' --png '$(OUT).png' $(PUZZLE_ARGS)
+
+# EPD suites in ../shared/data/epd (names without .epd, or 'all').
+SUITES ?= wac_arasan_wacnew bk_senjo STS1-STS15_LAN_v3 arasan2024
+SUITE_ARGS ?=
+suites: build $(VENV_STAMP)
+	$(PY) tools/suites.py --engine '$(ENGINE_A)' --options '$(ENGINE_A_OPTS)' --suites $(SUITES) \
+	  --limit $(LIMIT) --movetime $(MOVETIME) --json '$(OUT).json' $(SUITE_ARGS)
+
+# Conformance suite against the built engine (incl. 10 games vs Stockfish 15.1 at 10+0.1, about
+# 3-5 minutes), then the tools' own tests (about 1-2 minutes). Needs Stockfish (apt) and, when the
+# binary has no embedded net, target/test-models/tiny_av.onnx (make test-models).
+UCI_TESTS ?= test_protocol test_bad_input test_games
+test-uci: build $(VENV_STAMP)
+	cd uci-tests && $(MEASURE_PY) -m unittest -v $(UCI_TESTS)
+	$(MAKE) --no-print-directory test-tools
+
+test-tools: $(VENV_STAMP)
+	$(PY) -m unittest discover -s tools/tests -t tools/tests -v

@@ -7,6 +7,7 @@ TRAIN_PY = cd training && PYTHONUNBUFFERED=1 ../$(PY)
 CONFIG ?= smoke
 RUN ?= $(CONFIG)
 STEPS ?=
+TRAIN_ARGS ?=
 PUZZLES ?= 1000
 LABEL_POSITIONS ?= 200
 LABEL_DEPTH ?= 8
@@ -31,7 +32,7 @@ label: $(VENV_STAMP)
 ## Train (resumes automatically from training/runs/$(RUN)/)
 train: $(VENV_STAMP)
 	$(TRAIN_PY) -m glimpse_train.train --shared $(ABS_SHARED) --config $(CONFIG) --run $(RUN) \
-	  $(if $(STEPS),--steps $(STEPS))
+	  $(if $(STEPS),--steps $(STEPS)) $(TRAIN_ARGS)
 
 ## EMA weights of training/runs/$(RUN) -> ONNX (verified against JAX on held-out rows)
 export: $(VENV_STAMP)

@@ -11,6 +11,7 @@ import asyncio
 import dataclasses
 import hashlib
 import io
+import logging
 import math
 import os
 import random
@@ -26,6 +27,10 @@ import chess
 import chess.engine
 import chess.pgn
 
+# python-chess logs engine chatter it does not expect (e.g. `info string` during `isready`) as
+# warnings; the tools record those lines themselves, so keep the terminal clean.
+logging.getLogger("chess.engine").setLevel(logging.ERROR)
+
 #: Root of the repository (tools/ is one level below it).
 REPO_ROOT = Path(__file__).resolve().parent.parent
 #: Shared data directory, ``../shared`` from the repository root.
@@ -34,13 +39,25 @@ DEFAULT_BOOK = SHARED / "data" / "openings" / "noob_3moves.epd"
 DEFAULT_GLIMPSE = REPO_ROOT / "target" / "release" / "glimpse"
 
 #: Names that stand for well-known engine commands in engine specifications.
+def _apt_engine(*names: str) -> str:
+    """Path of an engine installed from apt (in /usr/games, often not on PATH)."""
+    for name in names:
+        found = shutil.which(name) or (f"/usr/games/{name}" if os.path.exists(f"/usr/games/{name}") else None)
+        if found:
+            return found
+    return f"/usr/games/{names[0]}"
+
+
 ALIASES = {
     "glimpse": lambda: str(DEFAULT_GLIMPSE),
-    "stockfish": lambda: shutil.which("stockfish") or "/usr/games/stockfish",
-    "ethereal": lambda: shutil.which("ethereal-chess") or shutil.which("ethereal") or "ethereal-chess",
-    "toga2": lambda: shutil.which("toga2") or "toga2",
-    "glaurung": lambda: shutil.which("glaurung") or "glaurung",
+    "stockfish": lambda: _apt_engine("stockfish"),
+    "ethereal": lambda: _apt_engine("ethereal-chess", "ethereal"),
+    "ethereal-chess": lambda: _apt_engine("ethereal-chess"),
+    "toga2": lambda: _apt_engine("toga2"),
+    "glaurung": lambda: _apt_engine("glaurung"),
 }
+#: Engines from apt that a gauntlet may add (``--apt-engines``), by alias.
+APT_ENGINES = ("ethereal", "toga2", "glaurung")
 
 #: UCI options that hold a weights/network file whose sha256 the reports print.
 WEIGHT_OPTIONS = ("weightsfile", "evalfile", "weightsfile2", "network", "nnue", "evalfilesmall")
@@ -128,10 +145,19 @@ class RecordingUciProtocol(chess.engine.UciProtocol):
         super().__init__()
         self.info_strings: list[str] = []
         self.stderr_lines: list[str] = []
+        self.error_count = 0
+        self.error_samples: list[str] = []
 
     def line_received(self, line: str) -> None:  # noqa: D401 - python-chess hook
-        if line.startswith("info string") and len(self.info_strings) < 200:
-            self.info_strings.append(line[len("info string"):].strip())
+        if line.startswith("info string"):
+            text = line[len("info string"):].strip()
+            if len(self.info_strings) < 200:
+                self.info_strings.append(text)
+            if text.lower().startswith("error"):
+                # Glimpse reports every failure as `info string error: ...`.
+                self.error_count += 1
+                if len(self.error_samples) < 5:
+                    self.error_samples.append(text)
 
     def error_line_received(self, line: str) -> None:
         if len(self.stderr_lines) < 200:
@@ -230,11 +256,19 @@ def engine_info(spec: EngineSpec, protocol: RecordingUciProtocol) -> EngineInfo:
     weights = None
     digest = None
     for name, value in spec.options.items():
-        if name.lower() in WEIGHT_OPTIONS and value and value.lower() not in ("<default>", "<empty>", ""):
+        if name.lower() in WEIGHT_OPTIONS and value and value.lower() not in ("<default>", "<empty>",
+                                                                               "<embedded>", ""):
             weights = value
             digest = sha256_file(value)
             break
-    if digest is None:
+    if digest is None and not weights and id_name.lower().startswith("glimpse"):
+        # The default net is weights/glimpse-av.onnx embedded at build time: name that file's hash
+        # unless the engine reports one itself (below).
+        net = REPO_ROOT / "weights" / "glimpse-av.onnx"
+        if net.exists() and Path(spec.command[0]).resolve().is_relative_to(REPO_ROOT):
+            weights = "embedded (weights/glimpse-av.onnx at build time)"
+            digest = sha256_file(net)
+    if not weights or weights.startswith("embedded"):
         for line in protocol.info_strings:
             if "sha256" in line.lower() or "net" in line.lower() or "weights" in line.lower():
                 m = HEX64.search(line.lower())
@@ -243,6 +277,72 @@ def engine_info(spec: EngineSpec, protocol: RecordingUciProtocol) -> EngineInfo:
                     weights = weights or "embedded"
                     break
     return EngineInfo(id_name, list(spec.command), dict(spec.options), weights, digest)
+
+
+async def run_pool(spec: EngineSpec, items: list, task, concurrency: int, on_result,
+                   on_error=None, info_out: list | None = None,
+                   error_lines: list | None = None) -> bool:
+    """Runs ``await task(protocol, item)`` for every item on ``concurrency`` engines at once.
+
+    Each engine gets ``Threads=1`` when ``concurrency > 1`` (unless the spec sets Threads).
+    ``on_result(item, result)`` is called as results arrive. An engine error, crash or timeout
+    (``asyncio.TimeoutError`` from the task) gives ``on_error(item, err)`` as the item's result and
+    restarts that engine. ``info_out`` receives the first engine's :class:`EngineInfo`;
+    ``error_lines`` the engines' ``info string error`` lines (up to 5 per engine process).
+    Returns False when interrupted (Ctrl-C / cancellation), True when every item was done.
+    """
+    extra = {"Threads": "1"} if concurrency > 1 else {}
+    queue: asyncio.Queue = asyncio.Queue()
+    for item in items:
+        queue.put_nowait(item)
+
+    async def worker() -> None:
+        transport, protocol = await start_engine(spec, extra)
+        if info_out is not None and not info_out:
+            info_out.append(engine_info(spec, protocol))
+        try:
+            while True:
+                try:
+                    item = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    return
+                try:
+                    result = await task(protocol, item)
+                except (chess.engine.EngineError, chess.engine.EngineTerminatedError,
+                        asyncio.TimeoutError) as err:
+                    result = on_error(item, err) if on_error else None
+                    if error_lines is not None:
+                        error_lines.extend(protocol.error_samples)
+                    await stop_engine(transport, protocol, 2)
+                    transport, protocol = await start_engine(spec, extra)
+                on_result(item, result)
+        finally:
+            if error_lines is not None:
+                error_lines.extend(protocol.error_samples)
+            await stop_engine(transport, protocol)
+
+    tasks = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(items))))]
+    try:
+        await asyncio.gather(*tasks)
+        return True
+    except asyncio.CancelledError:
+        return False
+    finally:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def progress_bar(total: int, unit: str, quiet: bool = False):
+    """A tqdm bar on stderr (disabled when stderr is not a terminal or ``quiet``), or None."""
+    if quiet:
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover
+        return None
+    return tqdm(total=total, unit=unit, file=sys.stderr, dynamic_ncols=True, disable=None,
+                mininterval=0.5)
 
 
 # --------------------------------------------------------------------------------------------

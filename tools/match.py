@@ -26,7 +26,6 @@ import datetime as dt
 import json
 import math
 import platform
-import random
 import sys
 import time
 from pathlib import Path
@@ -129,6 +128,7 @@ class GameResult:
     forfeits: dict = dataclasses.field(default_factory=lambda: {"A": 0, "B": 0})
     crashes: dict = dataclasses.field(default_factory=lambda: {"A": 0, "B": 0})
     stalls: dict = dataclasses.field(default_factory=lambda: {"A": 0, "B": 0})
+    engine_errors: dict = dataclasses.field(default_factory=lambda: {"A": 0, "B": 0})
     move_time: dict = dataclasses.field(default_factory=lambda: {"A": [0.0, 0], "B": [0.0, 0]})
     min_clock: dict = dataclasses.field(default_factory=lambda: {"A": None, "B": None})
 
@@ -149,6 +149,8 @@ class Tally:
     forfeits: dict = dataclasses.field(default_factory=lambda: {"A": 0, "B": 0})
     crashes: dict = dataclasses.field(default_factory=lambda: {"A": 0, "B": 0})
     stalls: dict = dataclasses.field(default_factory=lambda: {"A": 0, "B": 0})
+    engine_errors: dict = dataclasses.field(default_factory=lambda: {"A": 0, "B": 0})
+    error_samples: dict = dataclasses.field(default_factory=lambda: {"A": [], "B": []})
     move_time: dict = dataclasses.field(default_factory=lambda: {"A": [0.0, 0], "B": [0.0, 0]})
     min_clock: dict = dataclasses.field(default_factory=lambda: {"A": None, "B": None})
     terminations: dict = dataclasses.field(default_factory=dict)
@@ -169,6 +171,10 @@ class Tally:
             self.forfeits[side] += g.forfeits[side]
             self.crashes[side] += g.crashes[side]
             self.stalls[side] += g.stalls[side]
+            self.engine_errors[side] += g.engine_errors[side]
+            for text in getattr(g, "error_samples", {}).get(side, []):
+                if len(self.error_samples[side]) < 5:
+                    self.error_samples[side].append(text)
             self.move_time[side][0] += g.move_time[side][0]
             self.move_time[side][1] += g.move_time[side][1]
             mc = g.min_clock[side]
@@ -345,6 +351,7 @@ async def play_game(number: int, opening: el.Opening, a_white: bool, slots: dict
                 clocks[color] += tc.base
         move = played.move
         if move is None or move not in board.legal_moves:
+            slot.broken = True  # restart it for the next game, as after any fault
             res.illegal[key] += 1
             return _finish(res, game, node, board, win_for_other, "rules infraction",
                            f"{mover} makes an illegal move: {move.uci() if move else '(none)'}")
@@ -512,7 +519,10 @@ class Match:
             mc = t.min_clock[side]
             lines.append(f"...      {name}: illegal moves {t.illegal[side]}, time forfeits "
                          f"{t.forfeits[side]}, crashes {t.crashes[side]}, stalls {t.stalls[side]}, "
-                         f"mean {avg}" + (f", lowest clock {mc:.3f} s" if mc is not None else ""))
+                         f"'info string error' lines {t.engine_errors[side]}, mean {avg}"
+                         + (f", lowest clock {mc:.3f} s" if mc is not None else ""))
+            for text in t.error_samples[side][:3]:
+                lines.append(f"...        e.g. {text[:160]}")
         if t.terminations:
             lines.append("...      Terminations: " + ", ".join(f"{k} {v}" for k, v in sorted(t.terminations.items())))
         if self.cfg.sprt:
@@ -539,6 +549,7 @@ class Match:
             "a_as_white": t.white, "score": fin(st.score), "elo": fin(st.elo),
             "elo_low": fin(st.elo_low), "elo_high": fin(st.elo_high), "los": fin(st.los),
             "illegal": t.illegal, "time_forfeits": t.forfeits, "crashes": t.crashes, "stalls": t.stalls,
+            "engine_errors": t.engine_errors, "engine_error_samples": t.error_samples,
             "mean_move_ms": {k: (1000 * v[0] / v[1] if v[1] else None) for k, v in t.move_time.items()},
             "lowest_clock_s": t.min_clock, "terminations": t.terminations,
             "sprt": ({"elo0": c.sprt[0], "elo1": c.sprt[1], "alpha": c.sprt[2], "beta": c.sprt[3],
@@ -606,7 +617,18 @@ class Match:
                     number, opening, a_white = jobs.get_nowait()
                 except asyncio.QueueEmpty:
                     return
+                before = {}
+                for key, slot in slots.items():
+                    try:
+                        protocol = await slot.ensure()
+                        before[key] = (protocol, protocol.error_count)
+                    except Exception:  # noqa: BLE001 - play_game retries and records the failure
+                        pass
                 g = await play_game(number, opening, a_white, slots, self.names, c.tc, c.adjudication, c)
+                g.error_samples = {}  # type: ignore[attr-defined]
+                for key, (protocol, count) in before.items():
+                    g.engine_errors[key] = protocol.error_count - count
+                    g.error_samples[key] = protocol.error_samples[:]  # type: ignore[attr-defined]
                 if stop.is_set():
                     return
                 self.record(g, c.games)

@@ -12,7 +12,7 @@ import unittest
 import chess
 import chess.engine
 
-from uci_harness import EngineFailure, RawEngine, glimpse_bin, start_glimpse, weights_options
+from uci_harness import RawEngine, glimpse_bin, start_glimpse, weights_options
 
 P1 = "position startpos moves e2e4 e7e5 g1f3"
 P1_BOARD = chess.Board()
@@ -74,6 +74,8 @@ class ProtocolTest(unittest.TestCase):
         finally:
             engine.kill()
         self.assertEqual(engine.bad_output, [], "engine wrote non-UCI lines to stdout")
+        errors = [l for l in engine.lines if l.startswith("info string error")]
+        self.assertEqual(errors, [], "the engine reported errors on valid input")
 
     # -- handshake -----------------------------------------------------------------------------
 

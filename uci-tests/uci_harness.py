@@ -192,14 +192,16 @@ def weights_options() -> tuple[tuple[str, str], ...]:
         return ()
     if choice:
         return (("WeightsFile", choice),)
-    # Probe: does the binary play a legal move with its embedded net?
+    # Probe: does the binary play a legal move with its embedded net, without reporting an error
+    # (a build without a net answers with a fallback move and an `info string error`)?
     engine = RawEngine(check_output=False)
     try:
         engine.uci()
         engine.isready(60)
         engine.send("position startpos")
         move, _ = engine.go("nodes 1", 60)
-        if move in {m.uci() for m in chess.Board().legal_moves}:
+        errors = [l for l in engine.lines if l.startswith("info string error")]
+        if move in {m.uci() for m in chess.Board().legal_moves} and not errors:
             return ()
     except EngineFailure:
         pass

@@ -84,8 +84,9 @@ pub struct SearchJob {
     pub infinite: bool,
     /// `go ponder`.
     pub ponder: bool,
-    /// Hard time limit in ms from `start` (None: none, or not yet started for ponder).
-    pub hard_ms: Option<u64>,
+    /// Optimum time in ms from `start` (None: no limit, or a ponder search whose clock has not
+    /// started); the hard limit is enforced by the engine's watchdog.
+    pub optimum_ms: Option<u64>,
     /// The once-only answer.
     pub shared: Arc<SearchShared>,
     /// `stop` / `ponderhit`.
@@ -160,6 +161,43 @@ pub struct Worker {
     failed: Option<LoadKey>,
     model_info: Arc<Mutex<Option<ModelInfo>>>,
     pending: Arc<AtomicUsize>,
+    released: bool,
+    /// Measured milliseconds per network row (moving average), for time planning.
+    row_ms: Option<f64>,
+}
+
+/// How many rows fit in `left_ms` at `row_ms` each; the first batch has at least
+/// [`MIN_FIRST_BATCH`] rows so that some moves are always scored.
+pub fn batch_size(left_ms: f64, row_ms: f64, first: bool) -> usize {
+    let fit = if row_ms > 0.0 && left_ms > 0.0 {
+        (left_ms / row_ms).floor().min(1e6) as usize
+    } else if row_ms <= 0.0 {
+        usize::MAX / 2
+    } else {
+        0
+    };
+    if first {
+        fit.max(MIN_FIRST_BATCH)
+    } else {
+        fit
+    }
+}
+
+/// The smallest first batch when short of time (the watchdog covers a batch that overruns).
+pub const MIN_FIRST_BATCH: usize = 4;
+
+/// A cheap ordering prior for batches under time pressure: mate in one, then captures by victim
+/// value, promotions, checks; 0 for quiet moves.
+pub fn prior(game: &Game, mv: &Move) -> u32 {
+    let mut pos = game.position().clone();
+    pos.play_unchecked(*mv);
+    if pos.is_checkmate() {
+        return 10_000;
+    }
+    let capture = mv.capture().map_or(0, |r| 100 * r as u32);
+    let promotion = mv.promotion().map_or(0, |r| 10 * r as u32);
+    let check = if pos.is_check() { 5 } else { 0 };
+    capture + promotion + check
 }
 
 impl Worker {
@@ -177,12 +215,24 @@ impl Worker {
             failed: None,
             model_info,
             pending,
+            released: false,
+            row_ms: None,
+        }
+    }
+
+    /// Marks the current job finished for the reader (`pending`), once, before its reply or
+    /// `bestmove` goes out, so the reader never sees a stale "busy" after an answer.
+    fn release(&mut self) {
+        if !self.released {
+            self.released = true;
+            self.pending.fetch_sub(1, Ordering::SeqCst);
         }
     }
 
     /// Runs jobs until the channel closes.
     pub fn run(mut self, jobs: Receiver<Job>) {
         for job in jobs {
+            self.released = false;
             let fallback = match &job {
                 Job::Search(s) => Some((Arc::clone(&s.shared), s.fallback.clone())),
                 _ => None,
@@ -192,11 +242,12 @@ impl Worker {
                     "internal error in the search worker: {}",
                     panic_message(&p)
                 ));
+                self.release();
                 if let Some((shared, best)) = fallback {
                     shared.answer(&[], &best);
                 }
             }
-            self.pending.fetch_sub(1, Ordering::SeqCst);
+            self.release();
         }
     }
 
@@ -204,10 +255,13 @@ impl Worker {
         match job {
             Job::Ensure { key, reply } => {
                 self.ensure(&key);
+                self.release();
                 let _ = reply.send(());
             }
             Job::Eval { key, game, reply } => {
-                let _ = reply.send(self.eval(&key, &game));
+                let report = self.eval(&key, &game);
+                self.release();
+                let _ = reply.send(report);
             }
             Job::Search(s) => self.search(*s),
         }
@@ -239,8 +293,15 @@ impl Worker {
             Ok(mut model) => {
                 let load_ms = t0.elapsed().as_secs_f64() * 1e3;
                 let t1 = Instant::now();
+                // Two passes: the first allocates and picks kernels, the second is timed for
+                // the time planning.
+                let mut row_ms = None;
                 let warm = catch_unwind(AssertUnwindSafe(|| {
-                    searchless::analyse(&mut model, &Game::startpos(), &[])
+                    searchless::analyse(&mut model, &Game::startpos(), &[])?;
+                    let t2 = Instant::now();
+                    let a = searchless::analyse(&mut model, &Game::startpos(), &[])?;
+                    row_ms = Some(t2.elapsed().as_secs_f64() * 1e3 / a.evals.max(1) as f64);
+                    Ok::<(), crate::model::ModelError>(())
                 }));
                 let warm_ms = t1.elapsed().as_secs_f64() * 1e3;
                 match warm {
@@ -252,6 +313,7 @@ impl Worker {
                         ));
                         *self.model_info.lock() = Some(model.info().clone());
                         self.model = Some(model);
+                        self.row_ms = row_ms;
                         self.loaded = Some(key.clone());
                         self.failed = None;
                     }
@@ -330,20 +392,83 @@ impl Worker {
                     Ok(Signal::PonderHit) => {}
                 }
             }
+            self.release();
             job.shared.answer(&[], &best);
         } else {
+            self.release();
             job.shared.answer(&lines, &best);
         }
     }
 
+    /// Scores the candidate moves. With time to spare (the usual case) this is the paper's one
+    /// batched pass over all moves. When the per-row cost measured so far says that pass would
+    /// overrun the move's optimum time, the moves are ordered by a cheap prior (mates, captures,
+    /// promotions, checks) and scored in batches sized to the time left; moves not reached are
+    /// left out. Returns the analysis (ascending action id) and whether it is partial.
+    fn evaluate(&mut self, job: &SearchJob) -> Result<(Analysis, bool), String> {
+        let model = self.model.as_mut().ok_or("no network loaded")?;
+        let candidates = if job.searchmoves.is_empty() {
+            job.game.legal_moves()
+        } else {
+            job.searchmoves.clone()
+        };
+        let n = candidates.len();
+        let elapsed = |job: &SearchJob| job.start.elapsed().as_secs_f64() * 1e3;
+        let plan = match (job.optimum_ms, self.row_ms) {
+            (Some(target), Some(row_ms)) if row_ms * n as f64 > target as f64 - elapsed(job) => {
+                Some((target as f64, row_ms))
+            }
+            _ => None,
+        };
+        let run = |model: &mut Model, moves: &[Move], row_ms: &mut Option<f64>| {
+            let t = Instant::now();
+            let a = catch_unwind(AssertUnwindSafe(|| {
+                searchless::analyse(model, &job.game, moves)
+            }))
+            .map_err(|p| format!("internal error in the policy: {}", panic_message(&p)))?
+            .map_err(|e| format!("network evaluation failed: {e}"))?;
+            if a.evals > 0 {
+                let per_row = t.elapsed().as_secs_f64() * 1e3 / a.evals as f64;
+                *row_ms = Some(row_ms.map_or(per_row, |r| 0.7 * r + 0.3 * per_row));
+            }
+            Ok::<Analysis, String>(a)
+        };
+        let Some((target, mut row_ms)) = plan else {
+            let a = run(model, &job.searchmoves, &mut self.row_ms)?;
+            return Ok((a, false));
+        };
+        let mut order = candidates;
+        order.sort_by_key(|m| std::cmp::Reverse(prior(&job.game, m)));
+        let mut merged = Analysis {
+            moves: Vec::with_capacity(n),
+            evals: 0,
+        };
+        let mut done = 0;
+        while done < n {
+            let k = batch_size(target - elapsed(job), row_ms, done == 0);
+            if k == 0 {
+                break;
+            }
+            let batch = &order[done..(done + k).min(n)];
+            let a = run(model, batch, &mut self.row_ms)?;
+            row_ms = self.row_ms.unwrap_or(row_ms);
+            merged.evals += a.evals;
+            merged.moves.extend(a.moves);
+            done += batch.len();
+        }
+        merged.moves.sort_by_key(|m| m.action);
+        if done < n {
+            self.out.info_string(&format!(
+                "warning: short of time: scored {done} of {n} moves ({row_ms:.2} ms per row)"
+            ));
+        }
+        Ok((merged, done < n))
+    }
+
     /// Runs the policy; returns the info lines and the best move.
     fn think(&mut self, job: &SearchJob) -> Result<(Vec<String>, BestMove), String> {
+        let (analysis, partial) = self.evaluate(job)?;
         let model = self.model.as_mut().ok_or("no network loaded")?;
-        let analysis = catch_unwind(AssertUnwindSafe(|| {
-            searchless::analyse(model, &job.game, &job.searchmoves)
-        }))
-        .map_err(|p| format!("internal error in the policy: {}", panic_message(&p)))?
-        .map_err(|e| format!("network evaluation failed: {e}"))?;
         let first_pass = job.start.elapsed();
         let Some(chosen) = searchless::choose(&analysis, job.temperature, job.u) else {
             return Ok((
@@ -359,9 +484,10 @@ impl Worker {
 
         // Ponder move: the opponent's best reply, one more pass, only when time allows.
         let mut ponder = None;
-        let time_ok = job
-            .hard_ms
-            .is_none_or(|h| first_pass.as_millis() as u64 * 3 < h);
+        let time_ok = !partial
+            && job
+                .optimum_ms
+                .is_none_or(|o| first_pass.as_millis() as u64 * 2 < o);
         if job.settings.ponder && time_ok {
             let mut next = job.game.clone();
             if next.push(analysis.moves[chosen].mv).is_ok() && !next.legal_moves().is_empty() {
@@ -435,4 +561,55 @@ pub fn gives_mate(game: &Game, mv: &Move) -> bool {
     let mut pos = game.position().clone();
     pos.play_unchecked(*mv);
     pos.is_checkmate()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_sizes() {
+        assert_eq!(batch_size(100.0, 10.0, false), 10);
+        assert_eq!(batch_size(99.9, 10.0, false), 9);
+        assert_eq!(batch_size(5.0, 10.0, false), 0);
+        assert_eq!(batch_size(5.0, 10.0, true), MIN_FIRST_BATCH);
+        assert_eq!(batch_size(-50.0, 10.0, true), MIN_FIRST_BATCH);
+        assert_eq!(batch_size(-50.0, 10.0, false), 0);
+        assert!(batch_size(1.0, 0.0, false) > 1000);
+    }
+
+    #[test]
+    fn prior_orders_forcing_moves_first() {
+        let g = Game::from_fen("6k1/5ppp/8/8/8/1q6/5PPP/3R2K1 w - - 0 1", false).unwrap();
+        let score = |g: &Game, uci: &str| prior(g, &g.parse_uci(uci).unwrap());
+        let c = Game::from_fen("4k3/8/8/3q4/8/8/3R4/4K3 w - - 0 1", false).unwrap();
+        assert!(score(&g, "d1d8") > score(&c, "d2d5"), "mate before capture");
+        assert!(
+            score(&c, "d2d5") > score(&c, "d2d3"),
+            "capture before a quiet move"
+        );
+        assert_eq!(score(&g, "g2g3"), 0);
+    }
+
+    #[test]
+    fn ranking_is_by_value_then_action() {
+        let g = Game::startpos();
+        let mk = |uci: &str, action: u16, p: f32| searchless::MoveScore {
+            mv: g.parse_uci(uci).unwrap(),
+            uci: uci.into(),
+            action,
+            win_prob: p,
+            raw_win_prob: p,
+            bucket_mode: 0,
+        };
+        let a = Analysis {
+            moves: vec![
+                mk("a2a3", 10, 0.4),
+                mk("e2e4", 20, 0.6),
+                mk("d2d4", 30, 0.6),
+            ],
+            evals: 3,
+        };
+        assert_eq!(ranked(&a), vec![1, 2, 0]);
+    }
 }

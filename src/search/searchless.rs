@@ -130,10 +130,12 @@ pub fn analyse(
     // (raw win probability, bucket mode) per move, and rows evaluated.
     let (raw, evals): (Vec<(f32, usize)>, usize) = match info.kind {
         ModelKind::ActionValue => {
-            let fen = model_fen(pos);
+            // `[0, 77 tokens, action]`: tokenize once, then set the last token per move.
+            let mut base = model.row(&model_fen(pos), Some(0))?;
             let mut tokens = Vec::with_capacity(n * info.seq_len);
             for &(a, _) in &scored {
-                tokens.extend(model.row(&fen, Some(a))?);
+                *base.last_mut().expect("AV rows are 79 long") = i64::from(a);
+                tokens.extend_from_slice(&base);
             }
             let out = model.run(&tokens, n)?;
             let centres = bucket_centres(info.outputs);

@@ -212,7 +212,12 @@ def init_params(cfg: ModelConfig, seed: int = 0, emb_init_scale: float = 0.02) -
 
 
 def jax_forward(params, cfg: ModelConfig, tokens):
-    """JAX forward: tokens int [B, T] → log-probs float32 [B, K] at the last position."""
+    """JAX forward: tokens int [B, T] → log-probs float32 [B, K] at the last position.
+
+    Matmuls run on 2-D [B*T, D] operands (XLA CPU's dot with two contracting dims is several times
+    slower, especially in the backward pass); the last layer computes Q, attention output and MLP for
+    the last position only (the only row that is read), like the ONNX export.
+    """
     import jax
     import jax.numpy as jnp
 
@@ -225,23 +230,40 @@ def jax_forward(params, cfg: ModelConfig, tokens):
         var = jnp.mean(jnp.square(x - mu), -1, keepdims=True)
         return (x - mu) * jax.lax.rsqrt(var + LN_EPS) * params[f"{ln_name(k)}/scale"] + params[f"{ln_name(k)}/offset"]
 
-    x = jnp.take(params["embed/embeddings"], tokens, axis=0) * math.sqrt(d) + params["embed_1/embeddings"][:t]
+    def mlp(x, i):
+        y = ln(x, 2 * i + 1)
+        w12 = jnp.concatenate([params[f"{lin_name(3*i)}/w"], params[f"{lin_name(3*i+1)}/w"]], axis=1)
+        gu = y @ w12
+        hdim = cfg.dim * cfg.widening
+        return x + (jax.nn.silu(gu[:, :hdim]) * gu[:, hdim:]) @ params[f"{lin_name(3*i+2)}/w"]
+
+    x = jnp.take(params["embed/embeddings"], tokens.reshape(-1), axis=0) * math.sqrt(d)
+    x = (x.reshape(b, t, d) + params["embed_1/embeddings"][:t]).reshape(b * t, d)
+    scale = 1.0 / math.sqrt(dh)
     for i in range(cfg.layers):
         a = attn_name(i)
         y = ln(x, 2 * i)
-        q = (y @ params[f"{a}/linear/w"]).reshape(b, t, nh, dh)
-        k = (y @ params[f"{a}/linear_1/w"]).reshape(b, t, nh, dh)
-        v = (y @ params[f"{a}/linear_2/w"]).reshape(b, t, nh, dh)
-        s = jnp.einsum("bthd,bshd->bhts", q, k) * (1.0 / math.sqrt(dh))
-        s = jax.nn.softmax(s, axis=-1)
-        o = jnp.einsum("bhts,bshd->bthd", s, v).reshape(b, t, d)
-        x = x + o @ params[f"{a}/linear_3/w"]
-        y = ln(x, 2 * i + 1)
-        x = x + (jax.nn.silu(y @ params[f"{lin_name(3*i)}/w"]) * (y @ params[f"{lin_name(3*i+1)}/w"])) @ params[
-            f"{lin_name(3*i+2)}/w"]
+        wq, wk, wv, wo = (params[f"{a}/{n}/w"] for n in ("linear", "linear_1", "linear_2", "linear_3"))
+        if i < cfg.layers - 1:
+            qkv = y @ jnp.concatenate([wq, wk, wv], axis=1)
+            q = qkv[:, :d].reshape(b, t, nh, dh).transpose(0, 2, 1, 3)
+            k = qkv[:, d:2 * d].reshape(b, t, nh, dh).transpose(0, 2, 3, 1)
+            v = qkv[:, 2 * d:].reshape(b, t, nh, dh).transpose(0, 2, 1, 3)
+            s = jax.nn.softmax((q * scale) @ k, axis=-1)  # [B, H, T, T]
+            o = (s @ v).transpose(0, 2, 1, 3).reshape(b * t, d)
+            x = x + o @ wo
+            x = mlp(x, i)
+        else:
+            kv = y @ jnp.concatenate([wk, wv], axis=1)
+            k = kv[:, :d].reshape(b, t, nh, dh).transpose(0, 2, 3, 1)
+            v = kv[:, d:].reshape(b, t, nh, dh).transpose(0, 2, 1, 3)
+            y_last = y.reshape(b, t, d)[:, -1]
+            q = (y_last @ wq).reshape(b, nh, 1, dh)
+            s = jax.nn.softmax((q * scale) @ k, axis=-1)  # [B, H, 1, T]
+            o = (s @ v).reshape(b, d)
+            x = x.reshape(b, t, d)[:, -1] + o @ wo
+            x = mlp(x, i)
     L = cfg.layers
-    y = ln(x[:, -1], 2 * L)
+    y = ln(x, 2 * L)
     z = y @ params[f"{lin_name(3*L)}/w"] + params[f"{lin_name(3*L)}/b"]
     return jax.nn.log_softmax(z, axis=-1)
-
-

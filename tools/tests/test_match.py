@@ -1,0 +1,235 @@
+"""Tests of tools/match.py and tools/enginelib.py (short: Stockfish and a faulty fake engine)."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+import chess
+import chess.pgn
+
+TOOLS = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(TOOLS))
+
+import enginelib as el  # noqa: E402
+import match as match_tool  # noqa: E402
+
+PY = sys.executable
+FAKE = [PY, str(TOOLS / "tests" / "fake_engine.py")]
+STOCKFISH = shutil.which("stockfish") or "/usr/games/stockfish"
+
+
+def fake(*args: str, name: str = "Fake") -> el.EngineSpec:
+    return el.EngineSpec(FAKE + ["--name", name, *args])
+
+
+def quick_match(spec_a, spec_b, tc, games=2, **kw) -> dict:
+    tmp = tempfile.mkdtemp()
+    cfg = match_tool.MatchConfig(spec_a, spec_b, tc, games, kw.pop("book", str(el.DEFAULT_BOOK)),
+                                 pgn_out=f"{tmp}/m.pgn", json_out=f"{tmp}/m.json", quiet=True, **kw)
+    summary = match_tool.run_match(cfg)
+    summary["_pgn_text"] = Path(cfg.pgn_out).read_text()
+    return summary
+
+
+class StatisticsTest(unittest.TestCase):
+    def test_elo_from_score(self) -> None:
+        self.assertAlmostEqual(el.elo_from_score(0.5), 0.0)
+        self.assertAlmostEqual(el.elo_from_score(0.75), 190.848, places=2)
+        self.assertAlmostEqual(el.elo_from_score(0.25), -190.848, places=2)
+        self.assertEqual(el.elo_from_score(1.0), math.inf)
+        self.assertAlmostEqual(el.score_from_elo(el.elo_from_score(0.63)), 0.63)
+
+    def test_elo_stats_interval_and_los(self) -> None:
+        st = el.elo_stats(60, 20, 20)
+        self.assertAlmostEqual(st.score, 0.7)
+        self.assertAlmostEqual(st.elo, 147.19, places=1)
+        # var per game = (60·0.09 + 20·0.04 + 20·0.49)/100 = 0.16; se = 0.04
+        self.assertAlmostEqual(st.elo_low, el.elo_from_score(0.7 - 1.959964 * 0.04), places=6)
+        self.assertAlmostEqual(st.elo_high, el.elo_from_score(0.7 + 1.959964 * 0.04), places=6)
+        self.assertAlmostEqual(st.los, 0.5 * (1 + math.erf(40 / math.sqrt(2 * 80))))
+        even = el.elo_stats(10, 5, 10)
+        self.assertAlmostEqual(even.elo, 0.0)
+        self.assertAlmostEqual(even.los, 0.5)
+        self.assertLess(el.elo_stats(1, 0, 9).elo, -300)
+
+    def test_sprt(self) -> None:
+        lo, hi = el.sprt_bounds(0.05, 0.05)
+        self.assertAlmostEqual(hi, math.log(19))
+        self.assertAlmostEqual(lo, -math.log(19))
+        self.assertGreater(el.sprt_llr(60, 20, 20, 0, 50), hi)      # clearly stronger
+        self.assertLess(el.sprt_llr(20, 20, 60, 0, 50), lo)         # clearly weaker
+        self.assertLess(abs(el.sprt_llr(1, 0, 0, 0, 10)), 0.5)      # one game says little
+        self.assertEqual(el.sprt_llr(0, 0, 0, 0, 10), 0.0)
+        # Symmetry: swapping W and L and the hypotheses' signs negates the LLR.
+        self.assertAlmostEqual(el.sprt_llr(30, 40, 20, 0, 20), -el.sprt_llr(20, 40, 30, -20, 0), places=6)
+
+
+class ParsingTest(unittest.TestCase):
+    def test_time_control(self) -> None:
+        tc = match_tool.TimeControl.parse_clock("10+0.1")
+        self.assertEqual((tc.base, tc.inc, tc.moves), (10.0, 0.1, 0))
+        self.assertEqual(tc.pgn(), "10+0.1")
+        tc = match_tool.TimeControl.parse_clock("40/60+0.6")
+        self.assertEqual((tc.base, tc.inc, tc.moves), (60.0, 0.6, 40))
+        self.assertEqual(match_tool.TimeControl.parse_clock("1:30").base, 90.0)
+        with self.assertRaises(ValueError):
+            match_tool.TimeControl.parse_clock("0+1")
+        self.assertEqual(match_tool.TimeControl(movetime=0.5).pgn(), "0.5/move")
+
+    def test_engine_spec(self) -> None:
+        s = el.EngineSpec.parse("stockfish:Skill Level=0,Hash=16")
+        self.assertTrue(s.command[0].endswith("stockfish"))
+        self.assertEqual(s.options, {"Skill Level": "0", "Hash": "16"})
+        s = el.EngineSpec.parse("glimpse", ["WeightsFile=a,b.onnx"])
+        self.assertEqual(s.command, [str(el.DEFAULT_GLIMPSE)])
+        self.assertEqual(s.options, {"WeightsFile": "a,b.onnx"})
+        s = el.EngineSpec.parse("/opt/x/engine --uci:Threads=2")
+        self.assertEqual(s.command, ["/opt/x/engine", "--uci"])
+        self.assertEqual(s.options, {"Threads": "2"})
+        with self.assertRaises(ValueError):
+            el.parse_options("NoEquals")
+
+    def test_books(self) -> None:
+        a = el.load_openings(el.DEFAULT_BOOK, 5, seed=7)
+        b = el.load_openings(el.DEFAULT_BOOK, 5, seed=7)
+        c = el.load_openings(el.DEFAULT_BOOK, 5, seed=8)
+        self.assertEqual([o.fen for o in a], [o.fen for o in b])
+        self.assertNotEqual([o.fen for o in a], [o.fen for o in c])
+        self.assertEqual(len({o.fen for o in a}), 5)
+        for o in a:
+            self.assertTrue(o.board().is_valid())
+        seq = el.load_openings(el.DEFAULT_BOOK, 2, seed=1, order="sequential")
+        first = Path(el.DEFAULT_BOOK).read_text().splitlines()[0]
+        self.assertEqual(seq[0].board().board_fen(), chess.Board(first).board_fen())
+        pgn = el.load_openings(el.SHARED / "data" / "openings" / "8moves_v3.pgn", 3, seed=1)
+        for o in pgn:
+            self.assertEqual(o.fen, chess.STARTING_FEN)
+            self.assertEqual(len(o.moves), 16)
+            self.assertTrue(o.board().is_valid())
+        c960 = el.load_openings(None, 3, seed=1, chess960=True)
+        self.assertTrue(all(o.chess960 for o in c960))
+        board, ops = el.parse_epd("8/8/8/8/8/8/8/K6k w - - 5 40 bm Kb2; id \"x\";")
+        self.assertEqual((board.halfmove_clock, board.fullmove_number, ops["id"]), (5, 40, "x"))
+
+
+class FaultyEngineTest(unittest.TestCase):
+    """Faults are attributed to the right side and end the game as cutechess-cli would."""
+
+    def test_illegal_move_is_a_loss(self) -> None:
+        s = quick_match(fake("--illegal-after", "2", name="Bad"), fake(name="Good"),
+                        match_tool.TimeControl(depth=1), games=2)
+        self.assertEqual(s["illegal"], {"A": 2, "B": 0})
+        self.assertEqual(s["losses"], 2)
+        self.assertEqual({g["termination"] for g in s["results"]}, {"rules infraction"})
+
+    def test_crash_is_a_loss_and_engine_restarts(self) -> None:
+        s = quick_match(fake(name="Good"), fake("--crash-after", "3", name="Crashy"),
+                        match_tool.TimeControl(depth=1), games=4)
+        self.assertEqual(s["crashes"], {"A": 0, "B": 4})
+        self.assertEqual((s["wins"], s["games"]), (4, 4))
+
+    def test_bestmove_none_with_legal_moves_is_illegal(self) -> None:
+        s = quick_match(fake("--none-after", "1", name="Null"), fake(name="Good"),
+                        match_tool.TimeControl(depth=1), games=2)
+        self.assertEqual(s["illegal"]["A"], 2)
+
+    def test_flag_fall_is_a_time_forfeit(self) -> None:
+        s = quick_match(fake("--sleep-after", "1", "--sleep", "2", name="Slow"), fake(name="Good"),
+                        match_tool.TimeControl.parse_clock("0.5+0"), games=2)
+        self.assertEqual(s["time_forfeits"], {"A": 2, "B": 0})
+        self.assertEqual(s["losses"], 2)
+
+    def test_stall_without_clock(self) -> None:
+        cfg_kw = {"stall_timeout": 1.0}
+        s = quick_match(fake("--sleep-after", "0", "--sleep", "3", name="Stall"), fake(name="Good"),
+                        match_tool.TimeControl(movetime=0.01), games=1, **cfg_kw)
+        self.assertEqual(s["stalls"]["A"], 1)
+
+    def test_max_moves_adjudication(self) -> None:
+        s = quick_match(fake(name="R1"), fake("--seed", "5", name="R2"), match_tool.TimeControl(depth=1),
+                        games=2, adjudication=match_tool.Adjudication(max_moves=5))
+        self.assertEqual(s["draws"], 2)
+        self.assertTrue(all(g["plies"] <= 10 for g in s["results"]))  # 5 moves = 10 engine plies
+        self.assertIn("maximum of 5 moves", s["_pgn_text"])
+
+
+@unittest.skipUnless(Path(STOCKFISH).exists(), "Stockfish not installed")
+class StockfishMatchTest(unittest.TestCase):
+    def test_two_game_cli_match(self) -> None:
+        """The command line: a 2-game Stockfish-vs-Stockfish match at a fast clock, both at once."""
+        with tempfile.TemporaryDirectory() as tmp:
+            out = subprocess.run(
+                [PY, str(TOOLS / "match.py"), "--a", "stockfish:Hash=8", "--b", "stockfish:Skill Level=0",
+                 "--tc", "4+0.1", "--games", "2", "--concurrency", "2", "--seed", "3",
+                 "--pgn", f"{tmp}/g.pgn", "--json", f"{tmp}/g.json"],
+                capture_output=True, text=True, timeout=300)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            self.assertIn("Finished game 1", out.stdout)
+            self.assertIn("Finished game 2", out.stdout)
+            self.assertIn("Elo difference", out.stdout)
+            self.assertIn("LOS", out.stdout)
+            self.assertIn("Stockfish 15", out.stdout)  # the id name in the header
+            s = json.loads(Path(f"{tmp}/g.json").read_text())
+            self.assertEqual(s["games"], 2)
+            self.assertEqual(s["illegal"], {"A": 0, "B": 0})
+            self.assertEqual(s["concurrency"], 2)
+            stream = io.StringIO(Path(f"{tmp}/g.pgn").read_text())
+            games = []
+            while (g := chess.pgn.read_game(stream)) is not None:
+                games.append(g)
+            self.assertEqual(len(games), 2)
+            self.assertEqual(games[0].headers["White"], games[1].headers["Black"])  # colours swapped
+            self.assertEqual(games[0].headers["FEN"], games[1].headers["FEN"])      # same opening
+            self.assertEqual(games[0].headers["TimeControl"], "4+0.1")
+            node = games[0].next()
+            self.assertRegex(node.comment, r"^[+-](\d+\.\d\d|M\d+)/\d+ \d+(\.\d+)?s")
+
+    def test_help(self) -> None:
+        out = subprocess.run([PY, str(TOOLS / "match.py"), "--help"], capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0)
+        for flag in ("--tc", "--nodes", "--movetime", "--book", "--concurrency", "--sprt",
+                     "--resign-movecount", "--draw-movecount", "--maxmoves", "--seed"):
+            self.assertIn(flag, out.stdout)
+
+    def test_sprt_stops_early(self) -> None:
+        s = quick_match(el.EngineSpec.parse("stockfish"), fake(name="Random"),
+                        match_tool.TimeControl(depth=2), games=40, sprt=(0.0, 200.0, 0.05, 0.05))
+        self.assertEqual(s["sprt"]["state"], "H1 accepted")
+        self.assertLess(s["games"], 40)
+
+    def test_resign_and_draw_adjudication(self) -> None:
+        s = quick_match(el.EngineSpec.parse("stockfish"), el.EngineSpec.parse("stockfish:Skill Level=0"),
+                        match_tool.TimeControl(depth=6), games=2,
+                        adjudication=match_tool.Adjudication(resign_moves=2, resign_score=300,
+                                                             draw_moves=3, draw_score=40, draw_after=1))
+        self.assertEqual(s["terminations"], {"adjudication": 2}, s["results"])
+
+    def test_ctrl_c_prints_partial_result(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            p = subprocess.Popen([PY, str(TOOLS / "match.py"), "--a", "stockfish", "--b", "stockfish",
+                                  "--tc", "30+0.5", "--games", "4", "--pgn", f"{tmp}/c.pgn"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and not Path(f"{tmp}/c.pgn").exists():
+                time.sleep(0.2)
+            time.sleep(1.0)
+            p.send_signal(signal.SIGINT)
+            out, err = p.communicate(timeout=30)
+            self.assertEqual(p.returncode, 130, err)
+            self.assertIn("Interrupted: partial result", out)
+            self.assertIn("Score of", out)
+            self.assertTrue(json.loads(Path(f"{tmp}/c.json").read_text())["interrupted"])
+
+
+if __name__ == "__main__":
+    unittest.main()

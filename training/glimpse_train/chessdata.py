@@ -1,0 +1,110 @@
+"""Tokenizer, 1968-move action table, win-probability buckets (searchless-chess conventions).
+
+* ``tokenize(fen)``: 77 token ids of the exact FEN string (no normalisation), like the reference.
+  Use ``canonical_fen`` (python-chess ``board.fen()``: ep square only when a legal ep capture exists)
+  to get the string the engine tokenizes.
+* ``ACTIONS`` / ``MOVE_TO_ACTION``: the 1968 UCI moves in the reference order.
+* ``win_prob(cp)`` (Lichess formula), ``bucket_of(p)`` = searchsorted(edges, p, 'left'), K=128.
+"""
+
+from __future__ import annotations
+
+import math
+
+import chess
+import numpy as np
+
+VOCAB_CHARS = "0123456789abcdefghpnrkqPBNRQKw."
+CHAR_TO_ID = {c: i for i, c in enumerate(VOCAB_CHARS)}
+SEQ_STATE = 77
+NUM_BUCKETS = 128
+LICHESS_K = 0.00368208
+
+
+def tokenize(fen: str) -> np.ndarray:
+    """77 token ids (uint8) of a full 6-field FEN, exactly as the string is written.
+
+    Raises ValueError for a malformed FEN (not 6 fields, unknown characters, clocks over 3 digits).
+    """
+    fields = fen.split(" ")
+    if len(fields) != 6:
+        raise ValueError(f"FEN must have 6 space-separated fields: {fen!r}")
+    board, side, castling, ep, half, full = fields
+    out: list[str] = [side]
+    for ch in board:
+        if ch.isdigit():
+            out.extend("." * int(ch))
+        elif ch != "/":
+            out.append(ch)
+    out.extend(castling.replace("-", "").ljust(4, ".") if castling != "-" else "....")
+    out.extend(".." if ep == "-" else ep)
+    if len(half) > 3 or len(full) > 3:
+        raise ValueError(f"clock fields over 3 digits: {fen!r}")
+    out.extend(half.ljust(3, "."))
+    out.extend(full.ljust(3, "."))
+    if len(out) != SEQ_STATE:
+        raise ValueError(f"FEN gives {len(out)} tokens, expected 77: {fen!r}")
+    try:
+        return np.asarray([CHAR_TO_ID[c] for c in out], np.uint8)
+    except KeyError as e:
+        raise ValueError(f"character {e} not in vocabulary: {fen!r}") from None
+
+
+def canonical_fen(fen: str) -> str:
+    """python-chess ``Board(fen).fen()``: the string the engine tokenizes."""
+    return chess.Board(fen).fen()
+
+
+def _build_actions() -> list[str]:
+    moves: list[str] = []
+    for sq in range(64):
+        f, r = sq % 8, sq // 8
+        queen = []
+        for dst in range(64):
+            if dst == sq:
+                continue
+            df, dr = dst % 8 - f, dst // 8 - r
+            if df == 0 or dr == 0 or abs(df) == abs(dr):
+                queen.append(dst)
+        knight = [dst for dst in range(64)
+                  if sorted((abs(dst % 8 - f), abs(dst // 8 - r))) == [1, 2]]
+        for dst in queen + knight:
+            moves.append(chess.square_name(sq) + chess.square_name(dst))
+    for fr, tr in ((2, 1), (7, 8)):
+        for fi in range(8):
+            for df in (0, -1, 1):
+                if 0 <= fi + df < 8:
+                    for pc in "qrbn":
+                        moves.append(f"{'abcdefgh'[fi]}{fr}{'abcdefgh'[fi + df]}{tr}{pc}")
+    return moves
+
+
+ACTIONS: list[str] = _build_actions()
+MOVE_TO_ACTION: dict[str, int] = {m: i for i, m in enumerate(ACTIONS)}
+assert len(ACTIONS) == 1968
+
+BUCKET_EDGES = np.arange(1, NUM_BUCKETS, dtype=np.float64) / NUM_BUCKETS
+BUCKET_CENTRES = (np.arange(NUM_BUCKETS, dtype=np.float64) + 0.5) / NUM_BUCKETS
+
+
+def win_prob(cp: float) -> float:
+    """Lichess formula: centipawns (mover's view) → win probability."""
+    return 1.0 / (1.0 + math.exp(-LICHESS_K * cp))
+
+
+def parse_score(s: str) -> float:
+    """``"35"`` → win prob of 35 cp; ``"M3"`` → 1.0; ``"M-2"`` → 0.0 (mover's point of view)."""
+    if s.startswith("M") or s.startswith("#"):
+        n = int(s[1:])
+        return 1.0 if n > 0 else 0.0
+    return win_prob(float(s))
+
+
+def bucket_of(p) -> np.ndarray:
+    """searchsorted(edges, p, side='left') for scalar or array win probabilities."""
+    return np.searchsorted(BUCKET_EDGES, p, side="left")
+
+
+def move_to_action(board: chess.Board, move: chess.Move) -> int:
+    """Action id of a legal move (castling as the king's two-square move)."""
+    return MOVE_TO_ACTION[move.uci()]

@@ -1,0 +1,179 @@
+"""Labelled-position reader and the precomputed training arrays.
+
+Input format (``shared/data/labels/*.tsv.gz`` and our own ``training/data/labels/**/*.tsv.gz`` shards):
+one position per line, ``FEN<TAB>move=score move=score ...`` with every legal move; ``score`` is
+centipawns from the mover's view or ``M<n>``/``M-<n>``. Win probability by the Lichess formula, mates → 1/0;
+bucket = searchsorted(edges, p, 'left').
+
+The dataset (``build_dataset``) is stored as ``.npy`` files in ``training/data/<name>/``:
+``states`` uint8 [P, 77] (tokens of python-chess ``board.fen()``), ``val`` bool [P] (≈3 % of positions by
+a hash of the first four FEN fields), ``row_pos`` int32 [N], ``row_action`` int16 [N],
+``row_p`` float32 [N] (win prob), ``row_bucket`` uint8 [N], ``row_key`` float32 [N] (Stockfish order key:
+mates above every cp score, shorter mates first), ``fens`` (canonical FENs, text).
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import hashlib
+import json
+import os
+import time
+
+import numpy as np
+
+from .chessdata import MOVE_TO_ACTION, bucket_of, canonical_fen, parse_score, tokenize
+
+VAL_PER_MILLE = 30
+
+
+def position_key(fen: str) -> str:
+    """First four FEN fields (placement, side, castling, ep) — the dedup / split key."""
+    return " ".join(fen.split(" ")[:4])
+
+
+def is_validation(fen: str) -> bool:
+    h = hashlib.blake2b(position_key(fen).encode(), digest_size=8).digest()
+    return int.from_bytes(h, "little") % 1000 < VAL_PER_MILLE
+
+
+def score_key(s: str) -> float:
+    """Order key of a Stockfish score string: mate-in-n above cp, mated-in-n below, shorter first."""
+    if s.startswith("M"):
+        n = int(s[1:])
+        return 100000.0 - n if n > 0 else -100000.0 - n
+    return float(s)
+
+
+def parse_line(line: str):
+    """``FEN\\tm=s m=s`` → (fen, [(uci, score_str), ...]); raises ValueError on a malformed line."""
+    line = line.rstrip("\n")
+    if "\t" not in line:
+        raise ValueError("no TAB")
+    fen, rest = line.split("\t", 1)
+    moves = []
+    for item in rest.split():
+        m, _, s = item.partition("=")
+        if not s:
+            raise ValueError(f"bad item {item!r}")
+        moves.append((m, s))
+    return fen, moves
+
+
+def label_files(shared: str, extra_dirs: list[str] | None = None) -> list[str]:
+    files = sorted(glob.glob(os.path.join(shared, "data", "labels", "*.tsv.gz")))
+    for d in extra_dirs or []:
+        files += sorted(glob.glob(os.path.join(d, "**", "*.tsv.gz"), recursive=True))
+    return files
+
+
+def build_dataset(files: list[str], out_dir: str, max_positions: int = 0, log=print) -> dict:
+    """Read label files, dedup positions, tokenize, write the arrays; returns the summary dict."""
+    os.makedirs(out_dir, exist_ok=True)
+    t0 = time.time()
+    seen: set[str] = set()
+    states, val, fens = [], [], []
+    row_pos, row_action, row_p, row_key = [], [], [], []
+    bad = 0
+    for path in files:
+        with gzip.open(path, "rt") as f:
+            for line in f:
+                if not line.strip():
+                    continue
+                try:
+                    fen, moves = parse_line(line)
+                    cfen = canonical_fen(fen)
+                    key = position_key(cfen)
+                    if key in seen:
+                        continue
+                    toks = tokenize(cfen)
+                    acts = [MOVE_TO_ACTION[m] for m, _ in moves]
+                    ps = [parse_score(s) for _, s in moves]
+                    ks = [score_key(s) for _, s in moves]
+                except (ValueError, KeyError):
+                    bad += 1
+                    continue
+                if not moves:
+                    continue
+                seen.add(key)
+                idx = len(states)
+                states.append(toks)
+                val.append(is_validation(cfen))
+                fens.append(cfen)
+                row_pos.extend([idx] * len(moves))
+                row_action.extend(acts)
+                row_p.extend(ps)
+                row_key.extend(ks)
+                if max_positions and len(states) >= max_positions:
+                    break
+        if max_positions and len(states) >= max_positions:
+            break
+    arr = {
+        "states": np.asarray(states, np.uint8).reshape(-1, 77),
+        "val": np.asarray(val, bool),
+        "row_pos": np.asarray(row_pos, np.int32),
+        "row_action": np.asarray(row_action, np.int16),
+        "row_p": np.asarray(row_p, np.float32),
+        "row_key": np.asarray(row_key, np.float32),
+    }
+    arr["row_bucket"] = bucket_of(arr["row_p"].astype(np.float64)).astype(np.uint8)
+    for k, v in arr.items():
+        np.save(os.path.join(out_dir, f"{k}.npy"), v)
+    with open(os.path.join(out_dir, "fens.txt"), "w") as f:
+        f.write("\n".join(fens) + "\n")
+    vrows = int(arr["val"][arr["row_pos"]].sum())
+    summary = {
+        "files": files, "positions": len(states), "rows": len(row_pos), "val_positions": int(arr["val"].sum()),
+        "val_rows": vrows, "train_rows": len(row_pos) - vrows, "skipped_lines": bad,
+        "seconds": round(time.time() - t0, 1), "max_positions": max_positions,
+    }
+    with open(os.path.join(out_dir, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    log(f"dataset {out_dir}: {summary['positions']} positions, {summary['rows']} rows "
+        f"({summary['val_rows']} validation), {bad} skipped, {summary['seconds']} s")
+    return summary
+
+
+class Dataset:
+    """Memory-resident arrays of a built dataset."""
+
+    def __init__(self, d: str):
+        self.dir = d
+        ld = lambda k: np.load(os.path.join(d, f"{k}.npy"))  # noqa: E731
+        self.states = ld("states")
+        self.val = ld("val")
+        self.row_pos = ld("row_pos")
+        self.row_action = ld("row_action")
+        self.row_p = ld("row_p")
+        self.row_bucket = ld("row_bucket")
+        self.row_key = ld("row_key")
+        is_val_row = self.val[self.row_pos]
+        self.train_rows = np.nonzero(~is_val_row)[0]
+        self.val_rows = np.nonzero(is_val_row)[0]
+        self.summary = json.load(open(os.path.join(d, "summary.json")))
+
+    def fens(self) -> list[str]:
+        return open(os.path.join(self.dir, "fens.txt")).read().split("\n")[: len(self.states)]
+
+    def tokens(self, rows: np.ndarray) -> np.ndarray:
+        """AV network input int32 [len(rows), 79]: [0, 77 state tokens, action]."""
+        out = np.zeros((len(rows), 79), np.int32)
+        out[:, 1:78] = self.states[self.row_pos[rows]]
+        out[:, 78] = self.row_action[rows]
+        return out
+
+
+def ensure_dataset(shared: str, out_dir: str, extra_dirs: list[str] | None = None, max_positions: int = 0,
+                   log=print) -> Dataset:
+    """Build the dataset when missing or when the list of label files changed; then load it."""
+    files = label_files(shared, extra_dirs)
+    if not files:
+        raise FileNotFoundError(f"no label files under {shared}/data/labels")
+    sp = os.path.join(out_dir, "summary.json")
+    if os.path.exists(sp):
+        s = json.load(open(sp))
+        if s.get("files") == files and s.get("max_positions", 0) == max_positions:
+            return Dataset(out_dir)
+    build_dataset(files, out_dir, max_positions, log)
+    return Dataset(out_dir)
