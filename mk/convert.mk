@@ -48,3 +48,16 @@ random-checkpoints: $(CONVERT_STAMP)
 	  (cd training && $(CONVERT_NICE) ../$(PY) -m glimpse_train.random_checkpoint --size $$s --out '$(abspath $(RANDOM_DIR))/ckpt') && \
 	  (cd training && $(CONVERT_NICE) ../$(PY) -m glimpse_train.convert '$(abspath $(RANDOM_DIR))/ckpt/'$$s '$(abspath $(RANDOM_DIR))/'$$s.onnx) || exit 1; \
 	done
+	cd training && $(CONVERT_NICE) ../$(PY) -m glimpse_train.convert '$(abspath $(RANDOM_DIR))/ckpt/9M' \
+	  '$(abspath $(RANDOM_DIR))/9M_plain.onnx' --no-last-layer-opt
+	cd training && $(CONVERT_NICE) ../$(PY) -m glimpse_train.convert '$(abspath $(RANDOM_DIR))/ckpt/9M' \
+	  '$(abspath $(RANDOM_DIR))/9M_fp16.onnx' --precision fp16
+
+## Speed of the random-weight nets: glimpse bench (9M), UCI self-play moves (all), ORT last-layer on/off (9M)
+convert-bench: build $(CONVERT_STAMP)
+	set -o pipefail; mm=$$($(CONVERT_NICE) $(BIN) bench --weights $(RANDOM_DIR)/9M.onnx --reps 1 | tee /dev/stderr \
+	  | awk '/^MatMul GFLOP/{print $$4}'); \
+	cd training && $(CONVERT_NICE) ../$(PY) -m glimpse_train.engine_bench --engine ../$(BIN) --matmul $${mm:-0} \
+	  '$(abspath $(RANDOM_DIR))/9M.onnx:20' '$(abspath $(RANDOM_DIR))/136M.onnx:6' '$(abspath $(RANDOM_DIR))/270M.onnx:4'
+	cd training && $(CONVERT_NICE) ../$(PY) -m glimpse_train.ort_bench --reps 60 --matmul 256 \
+	  '$(abspath $(RANDOM_DIR))/9M.onnx' '$(abspath $(RANDOM_DIR))/9M_plain.onnx'

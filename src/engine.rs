@@ -646,3 +646,83 @@ pub fn run_stdio() {
     let stdin = std::io::stdin();
     engine.run(stdin.lock());
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fallback_prefers_mate_then_captures() {
+        let mate = Game::from_fen("6k1/5ppp/8/8/8/1q6/5PPP/3R2K1 w - - 0 1", false).unwrap();
+        assert_eq!(fallback_move(&mate, &[]).as_deref(), Some("d1d8"));
+        let capture = Game::from_fen("4k3/8/8/3q4/8/8/3R4/4K3 w - - 0 1", false).unwrap();
+        assert_eq!(fallback_move(&capture, &[]).as_deref(), Some("d2d5"));
+        let only = capture.parse_uci("e1f1").unwrap();
+        assert_eq!(fallback_move(&capture, &[only]).as_deref(), Some("e1f1"));
+        let stalemate = Game::from_fen("k7/8/1Q6/8/8/8/8/7K b - - 0 1", false).unwrap();
+        assert_eq!(fallback_move(&stalemate, &[]), None);
+    }
+
+    #[test]
+    fn rng_is_reproducible_and_uniform_enough() {
+        let (mut a, mut b) = (Rng::new(42), Rng::new(42));
+        let xs: Vec<f64> = (0..1000).map(|_| a.next_f64()).collect();
+        assert!(xs.iter().all(|&x| (0.0..1.0).contains(&x)));
+        assert_eq!(
+            xs[..5],
+            (0..5).map(|_| b.next_f64()).collect::<Vec<_>>()[..]
+        );
+        let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+        assert!((mean - 0.5).abs() < 0.05, "{mean}");
+        assert_ne!(Rng::new(1).next_u64(), Rng::new(2).next_u64());
+    }
+
+    #[test]
+    fn diagram_has_eight_ranks() {
+        let d = board_diagram(STARTPOS_FEN);
+        assert_eq!(d.lines().filter(|l| l.starts_with(" |")).count(), 8);
+        assert!(d.contains(" | r | n | b | q | k | b | n | r | 8"));
+        assert!(d.ends_with("   a   b   c   d   e   f   g   h"));
+    }
+
+    #[test]
+    fn engine_answers_through_its_output() {
+        #[derive(Clone, Default)]
+        struct Buf(Arc<Mutex<Vec<u8>>>);
+        impl std::io::Write for Buf {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let buf = Buf::default();
+        let mut e = Engine::new(Out::new(Box::new(buf.clone())));
+        assert_eq!(e.handle_line("uci\n"), Flow::Continue);
+        assert_eq!(
+            e.handle_line("position startpos moves e2e4 e7e5"),
+            Flow::Continue
+        );
+        e.handle_line("position startpos moves e2e4 e2e4");
+        assert_eq!(
+            e.game.moves().len(),
+            2,
+            "the rejected command kept the old position"
+        );
+        e.handle_line("setoption name MultiPV value 4");
+        assert_eq!(e.options.settings().multipv, 4);
+        assert_eq!(e.handle_line("quit"), Flow::Quit);
+        let text = String::from_utf8(buf.0.lock().clone()).unwrap();
+        assert!(text.contains("\nuciok\n"), "{text}");
+        assert!(
+            text.contains("info string error: position rejected: move 2 'e2e4'"),
+            "{text}"
+        );
+        assert!(text.lines().all(|l| l.starts_with("id ")
+            || l.starts_with("option ")
+            || l == "uciok"
+            || l.starts_with("info string ")));
+    }
+}

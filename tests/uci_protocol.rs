@@ -203,3 +203,31 @@ fn eof_ends_the_engine() {
     // Closing stdin is like quit.
     assert!(e.close_input(), "the engine exits at end of input");
 }
+
+#[test]
+fn log_file_records_both_directions() {
+    let path = std::env::temp_dir().join(format!("glimpse-uci-log-{}.txt", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let mut e = Engine::start();
+    e.handshake();
+    e.send(&format!("setoption name LogFile value {}", path.display()));
+    e.send("position startpos moves e2e4");
+    e.send("bogus");
+    e.ready();
+    e.send("setoption name LogFile value");
+    e.ready();
+    assert!(e.quit());
+    let log = std::fs::read_to_string(&path).expect("log file written");
+    assert!(log.contains(">> position startpos moves e2e4\n"), "{log}");
+    assert!(
+        log.contains("<< info string error: unknown command 'bogus'"),
+        "{log}"
+    );
+    assert!(log.contains("<< readyok\n"), "{log}");
+    assert_eq!(
+        log.matches("<< readyok").count(),
+        1,
+        "logging stopped: {log}"
+    );
+    let _ = std::fs::remove_file(&path);
+}

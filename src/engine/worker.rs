@@ -166,6 +166,23 @@ pub struct Worker {
     row_ms: Option<f64>,
 }
 
+/// How many rows fit in `left_ms` at `row_ms` each; the first batch has at least
+/// [`MIN_FIRST_BATCH`] rows so that some moves are always scored.
+pub fn batch_size(left_ms: f64, row_ms: f64, first: bool) -> usize {
+    let fit = if row_ms > 0.0 && left_ms > 0.0 {
+        (left_ms / row_ms).floor().min(1e6) as usize
+    } else if row_ms <= 0.0 {
+        usize::MAX / 2
+    } else {
+        0
+    };
+    if first {
+        fit.max(MIN_FIRST_BATCH)
+    } else {
+        fit
+    }
+}
+
 /// The smallest first batch when short of time (the watchdog covers a batch that overruns).
 pub const MIN_FIRST_BATCH: usize = 4;
 
@@ -432,12 +449,7 @@ impl Worker {
         };
         let mut done = 0;
         while done < n {
-            let fit = ((target - elapsed(job)) / row_ms).floor().max(0.0) as usize;
-            let k = if done == 0 {
-                fit.max(MIN_FIRST_BATCH)
-            } else {
-                fit
-            };
+            let k = batch_size(target - elapsed(job), row_ms, done == 0);
             if k == 0 {
                 break;
             }
@@ -553,4 +565,55 @@ pub fn gives_mate(game: &Game, mv: &Move) -> bool {
     let mut pos = game.position().clone();
     pos.play_unchecked(*mv);
     pos.is_checkmate()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_sizes() {
+        assert_eq!(batch_size(100.0, 10.0, false), 10);
+        assert_eq!(batch_size(99.9, 10.0, false), 9);
+        assert_eq!(batch_size(5.0, 10.0, false), 0);
+        assert_eq!(batch_size(5.0, 10.0, true), MIN_FIRST_BATCH);
+        assert_eq!(batch_size(-50.0, 10.0, true), MIN_FIRST_BATCH);
+        assert_eq!(batch_size(-50.0, 10.0, false), 0);
+        assert!(batch_size(1.0, 0.0, false) > 1000);
+    }
+
+    #[test]
+    fn prior_orders_forcing_moves_first() {
+        let g = Game::from_fen("6k1/5ppp/8/8/8/1q6/5PPP/3R2K1 w - - 0 1", false).unwrap();
+        let score = |g: &Game, uci: &str| prior(g, &g.parse_uci(uci).unwrap());
+        let c = Game::from_fen("4k3/8/8/3q4/8/8/3R4/4K3 w - - 0 1", false).unwrap();
+        assert!(score(&g, "d1d8") > score(&c, "d2d5"), "mate before capture");
+        assert!(
+            score(&c, "d2d5") > score(&c, "d2d3"),
+            "capture before a quiet move"
+        );
+        assert_eq!(score(&g, "g2g3"), 0);
+    }
+
+    #[test]
+    fn ranking_is_by_value_then_action() {
+        let g = Game::startpos();
+        let mk = |uci: &str, action: u16, p: f32| searchless::MoveScore {
+            mv: g.parse_uci(uci).unwrap(),
+            uci: uci.into(),
+            action,
+            win_prob: p,
+            raw_win_prob: p,
+            bucket_mode: 0,
+        };
+        let a = Analysis {
+            moves: vec![
+                mk("a2a3", 10, 0.4),
+                mk("e2e4", 20, 0.6),
+                mk("d2d4", 30, 0.6),
+            ],
+            evals: 3,
+        };
+        assert_eq!(ranked(&a), vec![1, 2, 0]);
+    }
 }
