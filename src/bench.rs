@@ -2,8 +2,10 @@
 //!
 //! `bench` is deterministic: a fixed list of positions, the argmax policy (temperature 0), and a
 //! signature made of the evaluation count and a hash of the chosen moves, so CI can compare runs
-//! and builds. It reports median ms per move, evaluations/s, GFLOP per evaluation and achieved
-//! GFLOP/s, set against ONNX Runtime's MatMul rate on the same machine ([`matmul`]).
+//! and builds. It reports median ms per move, positions/s (searchless moves chosen per second),
+//! evaluations (network rows)/s, GFLOP per evaluation and achieved GFLOP/s, set against ONNX
+//! Runtime's MatMul rate on the same machine ([`matmul`]). An evaluation is one network row: one
+//! (position, move) pair for AV and SV, a whole position for BC and the one-pass MAV kind.
 
 pub mod matmul;
 
@@ -228,14 +230,23 @@ pub fn bench(args: &BenchArgs) -> i32 {
     }
     let median_ms = median(&mut times);
     let evals_per_s = evals as f64 / total_s.max(1e-9);
+    let positions_per_s = (POSITIONS.len() * reps) as f64 / total_s.max(1e-9);
     let (gflop, estimated) = gflop_per_eval(&model, &key);
     let achieved = gflop * evals_per_s;
     drop(model);
     println!();
     println!("Positions            : {}", POSITIONS.len());
     println!("Repetitions          : {reps}");
-    println!("Evaluations (rows)   : {evals}");
+    println!(
+        "Evaluations (rows)   : {evals}{}",
+        if info.kind.one_row_per_position() {
+            " (one row per position: all legal moves scored in one pass)"
+        } else {
+            " (one row per legal move)"
+        }
+    );
     println!("Median ms per move   : {median_ms:.2}");
+    println!("Positions/s          : {positions_per_s:.1}");
     println!("Evaluations/s        : {evals_per_s:.0}");
     println!(
         "GFLOP per evaluation : {gflop:.4}{}",

@@ -414,8 +414,12 @@ impl Worker {
         };
         let n = candidates.len();
         let elapsed = |job: &SearchJob| job.start.elapsed().as_secs_f64() * 1e3;
+        // BC and MAV score every move in one row: splitting the moves would only repeat the pass.
+        let one_row = model.info().kind.one_row_per_position();
         let plan = match (job.optimum_ms, self.row_ms) {
-            (Some(target), Some(row_ms)) if row_ms * n as f64 > target as f64 - elapsed(job) => {
+            (Some(target), Some(row_ms))
+                if !one_row && row_ms * n as f64 > target as f64 - elapsed(job) =>
+            {
                 Some((target as f64, row_ms))
             }
             _ => None,

@@ -3,8 +3,15 @@
 //! Model contract (see `weights/README.md`): input `tokens` int64 `[batch, 79]` (AV) or
 //! `[batch, 78]` (SV, BC), BOS = 0 first; output log-probs float32 `[batch, K]` (AV, SV) or
 //! `[batch, 1968]` (BC). Metadata properties: `glimpse.kind` (`action_value` | `state_value` |
-//! `behavioral_cloning`), `glimpse.buckets` (K), optional `glimpse.description`, `glimpse.params`,
-//! `glimpse.gflop_per_eval`.
+//! `behavioral_cloning` | `multi_action_value`), `glimpse.buckets` (K), optional
+//! `glimpse.description`, `glimpse.params`, `glimpse.gflop_per_eval`.
+//!
+//! The one-pass multi-action-value kind (MAV, `training/glimpse_train/onepass_model.py`) has two
+//! inputs, `tokens` int64 `[batch, 78]` (`[0, 77 state tokens]`) and `actions` int64
+//! `[batch, moves]` (the action ids to score, padded with [`PAD_ACTION`]), and the output
+//! `log_probs` float32 `[batch, moves, K]`; an optional `value` output `[batch, K]` is ignored. The
+//! outputs at padded slots are meaningless and never influence the real ones. Run it with
+//! [`Model::run_moves`].
 //!
 //! The ONNX Runtime shared library is loaded at run time (`ort` with `load-dynamic`), once per
 //! process, by [`init_runtime`]; loading and running never panic (failures, including panics inside
@@ -24,6 +31,10 @@ use std::path::{Path, PathBuf};
 /// ONNX Runtime version whose library `make ort` provides.
 pub const ORT_LIB_VERSION: &str = "1.31.1";
 
+/// Action id used to pad the `actions` input of a multi-action-value model (`a1b1`; any valid id
+/// would do, the padded outputs are discarded).
+pub const PAD_ACTION: i64 = 0;
+
 /// Predictor kind (paper, section 2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ModelKind {
@@ -33,6 +44,9 @@ pub enum ModelKind {
     StateValue,
     /// Behavioural cloning: `[BOS, 77 state tokens]` → 1968 action log-probs.
     BehavioralCloning,
+    /// Multi-action-value (one pass per position): `[BOS, 77 state tokens]` plus the action ids
+    /// of the moves → K bucket log-probs per move.
+    MultiActionValue,
 }
 
 impl ModelKind {
@@ -42,20 +56,33 @@ impl ModelKind {
             "action_value" => Some(ModelKind::ActionValue),
             "state_value" => Some(ModelKind::StateValue),
             "behavioral_cloning" => Some(ModelKind::BehavioralCloning),
+            "multi_action_value" => Some(ModelKind::MultiActionValue),
             _ => None,
         }
     }
 
-    /// The metadata spelling (`action_value`, `state_value`, `behavioral_cloning`).
+    /// The metadata spelling (`action_value`, `state_value`, `behavioral_cloning`,
+    /// `multi_action_value`).
     pub fn as_str(self) -> &'static str {
         match self {
             ModelKind::ActionValue => "action_value",
             ModelKind::StateValue => "state_value",
             ModelKind::BehavioralCloning => "behavioral_cloning",
+            ModelKind::MultiActionValue => "multi_action_value",
         }
     }
 
-    /// Tokens per input row: 79 for AV (`[0, 77 tokens, action]`), 78 otherwise.
+    /// Whether one network row scores every move of a position (BC, MAV), so that the cost of a
+    /// position does not grow with its number of moves; AV and SV need one row per move.
+    pub fn one_row_per_position(self) -> bool {
+        matches!(
+            self,
+            ModelKind::BehavioralCloning | ModelKind::MultiActionValue
+        )
+    }
+
+    /// Tokens per input row: 79 for AV (`[0, 77 tokens, action]`), 78 otherwise (for MAV the
+    /// actions are a separate input).
     pub fn seq_len(self) -> usize {
         match self {
             ModelKind::ActionValue => STATE_TOKENS + 2,
@@ -131,13 +158,14 @@ pub struct ModelInfo {
     pub kind: ModelKind,
     /// Number of win-probability buckets K (from `glimpse.buckets`); 0 for BC.
     pub buckets: usize,
-    /// Tokens per row: 79 (AV) or 78 (SV/BC).
+    /// Tokens per row: 79 (AV) or 78 (SV/BC/MAV).
     pub seq_len: usize,
-    /// Outputs per row: K or 1968.
+    /// Outputs per row (K or 1968); for MAV, per move of the row.
     pub outputs: usize,
     /// Where the model came from (file path or `<embedded>`).
     pub source: String,
-    /// GFLOP per row, from metadata `glimpse.gflop_per_eval` if present.
+    /// GFLOP per row, from metadata `glimpse.gflop_per_eval` if present (MAV: one position with
+    /// 35 moves).
     pub gflop_per_eval: Option<f64>,
     /// Free-text description from metadata.
     pub description: String,
@@ -343,6 +371,8 @@ pub struct Model {
     info: ModelInfo,
     session: Session,
     input_name: String,
+    /// The `actions` input (MAV only).
+    actions_name: Option<String>,
     output_name: String,
 }
 
@@ -447,7 +477,7 @@ impl Model {
         })?;
         let kind = ModelKind::from_metadata(&kind_str).ok_or_else(|| {
             err(format!(
-                "unknown glimpse.kind {kind_str:?} (expected action_value, state_value or behavioral_cloning)"
+                "unknown glimpse.kind {kind_str:?} (expected action_value, state_value, behavioral_cloning or multi_action_value)"
             ))
         })?;
         let buckets = match meta.custom("glimpse.buckets") {
@@ -483,11 +513,30 @@ impl Model {
 
         let seq_len = kind.seq_len();
         let inputs = session.inputs();
-        if inputs.len() != 1 {
-            return Err(err(format!("expected 1 input, found {}", inputs.len())));
+        let multi = kind == ModelKind::MultiActionValue;
+        let want_inputs = if multi { 2 } else { 1 };
+        if inputs.len() != want_inputs {
+            return Err(err(format!(
+                "expected {want_inputs} input(s) for {}, found {}",
+                kind.as_str(),
+                inputs.len()
+            )));
         }
-        let input_name = inputs[0].name().to_string();
-        match outlet_shape(inputs[0].dtype()) {
+        let (tokens_input, actions_input) = if multi {
+            let find = |name: &str| {
+                inputs.iter().find(|i| i.name() == name).ok_or_else(|| {
+                    err(format!(
+                        "multi_action_value model needs inputs `tokens` and `actions`, found {:?}",
+                        inputs.iter().map(|i| i.name()).collect::<Vec<_>>()
+                    ))
+                })
+            };
+            (find("tokens")?, Some(find("actions")?))
+        } else {
+            (&inputs[0], None)
+        };
+        let input_name = tokens_input.name().to_string();
+        match outlet_shape(tokens_input.dtype()) {
             Some((TensorElementType::Int64, dims))
                 if dims.len() == 2 && dims[0] <= 0 && dims[1] == seq_len as i64 => {}
             other => {
@@ -497,6 +546,21 @@ impl Model {
                 )))
             }
         }
+        let actions_name = match actions_input {
+            None => None,
+            Some(a) => match outlet_shape(a.dtype()) {
+                Some((TensorElementType::Int64, dims))
+                    if dims.len() == 2 && dims[0] <= 0 && dims[1] <= 0 =>
+                {
+                    Some(a.name().to_string())
+                }
+                other => {
+                    return Err(err(format!(
+                        "input \"actions\" must be int64 [batch, moves] with dynamic dimensions, found {other:?}"
+                    )))
+                }
+            },
+        };
         let outs = session.outputs();
         let out = outs
             .iter()
@@ -504,14 +568,21 @@ impl Model {
             .or(outs.first())
             .ok_or_else(|| err("model has no output".into()))?;
         let output_name = out.name().to_string();
+        let rank = if multi { 3 } else { 2 };
         match outlet_shape(out.dtype()) {
             Some((TensorElementType::Float32, dims))
-                if dims.len() == 2 && (dims[1] <= 0 || dims[1] == outputs as i64) => {}
+                if dims.len() == rank
+                    && (dims[rank - 1] <= 0 || dims[rank - 1] == outputs as i64) => {}
             other => {
+                let shape = if multi {
+                    format!("[batch, moves, {outputs}]")
+                } else {
+                    format!("[batch, {outputs}]")
+                };
                 return Err(err(format!(
-                "output {output_name:?} must be float32 [batch, {outputs}] for {}, found {other:?}",
-                kind.as_str()
-            )))
+                    "output {output_name:?} must be float32 {shape} for {}, found {other:?}",
+                    kind.as_str()
+                )));
             }
         }
         Ok(Model {
@@ -527,6 +598,7 @@ impl Model {
             },
             session,
             input_name,
+            actions_name,
             output_name,
         })
     }
@@ -537,11 +609,17 @@ impl Model {
     }
 
     /// Runs `rows` rows of `info().seq_len` token ids (row-major, length `rows * seq_len`) and returns
-    /// `rows * info().outputs` log-probs, row-major.
+    /// `rows * info().outputs` log-probs, row-major. Not for multi-action-value models (see
+    /// [`Model::run_moves`]).
     ///
     /// # Errors
-    /// Wrong input length, token ids outside `0..1968`, or an ORT failure.
+    /// Wrong input length, token ids outside `0..1968`, a MAV model, or an ORT failure.
     pub fn run(&mut self, tokens: &[i64], rows: usize) -> Result<Vec<f32>, ModelError> {
+        if self.actions_name.is_some() {
+            return Err(ModelError(
+                "a multi_action_value model needs the moves' action ids: use run_moves".into(),
+            ));
+        }
         let (seq_len, outputs) = (self.info.seq_len, self.info.outputs);
         if tokens.len() != rows * seq_len {
             return Err(ModelError(format!(
@@ -586,6 +664,85 @@ impl Model {
         })
     }
 
+    /// Runs a multi-action-value model: `rows` rows of 78 token ids (`tokens`, row-major) and
+    /// `moves` action ids per row (`actions`, row-major, length `rows * moves`; pad short rows with
+    /// [`PAD_ACTION`]). Returns `rows * moves * info().outputs` log-probs, row-major
+    /// (`[row][move][bucket]`); the values at padded slots are to be ignored. One ORT run.
+    ///
+    /// # Errors
+    /// Not a MAV model, wrong input lengths, `moves == 0` with `rows > 0`, token or action ids
+    /// outside `0..1968`, or an ORT failure.
+    pub fn run_moves(
+        &mut self,
+        tokens: &[i64],
+        actions: &[i64],
+        rows: usize,
+        moves: usize,
+    ) -> Result<Vec<f32>, ModelError> {
+        let (seq_len, outputs) = (self.info.seq_len, self.info.outputs);
+        let Some(actions_name) = self.actions_name.clone() else {
+            return Err(ModelError(format!(
+                "run_moves needs a multi_action_value model, this is {}",
+                self.info.kind.as_str()
+            )));
+        };
+        if tokens.len() != rows * seq_len {
+            return Err(ModelError(format!(
+                "model input has {} tokens, expected {rows} rows × {seq_len}",
+                tokens.len()
+            )));
+        }
+        if actions.len() != rows * moves {
+            return Err(ModelError(format!(
+                "model input has {} action ids, expected {rows} rows × {moves}",
+                actions.len()
+            )));
+        }
+        if rows == 0 {
+            return Ok(Vec::new());
+        }
+        if moves == 0 {
+            return Err(ModelError("no moves to score".into()));
+        }
+        if let Some(bad) = tokens
+            .iter()
+            .chain(actions)
+            .find(|&&t| !(0..NUM_ACTIONS as i64).contains(&t))
+        {
+            return Err(ModelError(format!("token id {bad} out of range 0..1968")));
+        }
+        let Model {
+            session,
+            input_name,
+            output_name,
+            ..
+        } = self;
+        guarded("running the model", || {
+            let t = TensorRef::from_array_view(([rows, seq_len], tokens))
+                .map_err(|e| ModelError(format!("cannot build the input tensor: {e}")))?;
+            let a = TensorRef::from_array_view(([rows, moves], actions))
+                .map_err(|e| ModelError(format!("cannot build the actions tensor: {e}")))?;
+            let result = session
+                .run(ort::inputs![input_name.as_str() => t, actions_name.as_str() => a])
+                .map_err(|e| ModelError(format!("inference failed: {e}")))?;
+            let value = result
+                .get(output_name.as_str())
+                .ok_or_else(|| ModelError(format!("output {output_name:?} missing")))?;
+            let (shape, data) = value
+                .try_extract_tensor::<f32>()
+                .map_err(|e| ModelError(format!("cannot read output: {e}")))?;
+            let dims: Vec<i64> = shape.iter().copied().collect();
+            if dims != [rows as i64, moves as i64, outputs as i64]
+                || data.len() != rows * moves * outputs
+            {
+                return Err(ModelError(format!(
+                    "output shape {dims:?}, expected [{rows}, {moves}, {outputs}]"
+                )));
+            }
+            Ok(data.to_vec())
+        })
+    }
+
     /// One input row for `fen` (AV: `action` appended), as the searchless policies build it.
     ///
     /// # Errors
@@ -611,6 +768,9 @@ impl Model {
             "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
             Some(317),
         )?;
+        if self.actions_name.is_some() {
+            return self.run_moves(&row, &[317], 1, 1).map(|_| ());
+        }
         self.run(&row, 1).map(|_| ())
     }
 }
@@ -636,6 +796,14 @@ mod tests {
         );
         assert_eq!(ModelKind::ActionValue.seq_len(), 79);
         assert_eq!(ModelKind::BehavioralCloning.seq_len(), 78);
+        assert_eq!(
+            ModelKind::from_metadata("multi_action_value"),
+            Some(ModelKind::MultiActionValue)
+        );
+        assert_eq!(ModelKind::MultiActionValue.as_str(), "multi_action_value");
+        assert_eq!(ModelKind::MultiActionValue.seq_len(), 78);
+        assert!(ModelKind::MultiActionValue.one_row_per_position());
+        assert!(!ModelKind::ActionValue.one_row_per_position());
         assert_eq!(Backend::TensorRt.chain().len(), 3);
     }
 

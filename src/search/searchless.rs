@@ -1,13 +1,16 @@
 //! Searchless policies (Ruoss et al., 2024, section 2.2): score every legal move in one batched
 //! forward pass and play the best. AV: argmax expected win probability (ties → lowest action id);
-//! SV: minimise the opponent's value after the move; BC: argmax log-prob over legal moves.
+//! SV: minimise the opponent's value after the move; BC: argmax log-prob over legal moves;
+//! MAV (one-pass multi-action-value): as AV, with every legal move scored from one network row.
 //! Rules the model lacks: repetition (a move allowing a threefold claim or making a fivefold gets
 //! 0.5) and mate in one (always played).
 //!
 //! Row layouts (see `model::onnx`): AV `[0, 77 tokens of the position, action]` per move; SV
 //! `[0, 77 tokens of the position after the move]` per move (its value is the opponent's, so the
 //! mover's value is `1 − E`, i.e. the reversed bucket distribution); BC one row
-//! `[0, 77 tokens]` whose 1968 log-probs are renormalised (log-softmax) over the legal moves.
+//! `[0, 77 tokens]` whose 1968 log-probs are renormalised (log-softmax) over the legal moves;
+//! MAV one row `[0, 77 tokens]` with the legal moves' action ids (ascending) as the `actions` input,
+//! giving K bucket log-probs per move in one ORT run.
 //! The FEN fed to the tokenizer is python-chess's `board.fen()` ([`crate::game::model_fen`]).
 
 use crate::game::{model_fen, standard_uci, Game};
@@ -43,7 +46,8 @@ pub struct MoveScore {
 pub struct Analysis {
     /// Scores in ascending action id.
     pub moves: Vec<MoveScore>,
-    /// Network rows evaluated (UCI `nodes`).
+    /// Network rows evaluated (UCI `nodes`): one per move for AV and SV, one per position for BC
+    /// and MAV.
     pub evals: usize,
 }
 
@@ -144,6 +148,18 @@ pub fn analyse(
                 .map(|lp| (expected_value(lp, &centres), bucket_mode(lp)))
                 .collect();
             (raw, n)
+        }
+        ModelKind::MultiActionValue => {
+            // One row: `[0, 77 tokens]` and the n action ids → n × K log-probs.
+            let row = model.row(&model_fen(pos), None)?;
+            let actions: Vec<i64> = scored.iter().map(|&(a, _)| i64::from(a)).collect();
+            let out = model.run_moves(&row, &actions, 1, n)?;
+            let centres = bucket_centres(info.outputs);
+            let raw = out
+                .chunks_exact(info.outputs)
+                .map(|lp| (expected_value(lp, &centres), bucket_mode(lp)))
+                .collect();
+            (raw, 1)
         }
         ModelKind::StateValue => {
             let mut tokens = Vec::with_capacity(n * info.seq_len);

@@ -186,7 +186,9 @@ def main(argv=None):
     cfgp = os.path.join(run_dir, "config.json")
     maxpos = json.load(open(cfgp)).get("max_positions", 0) if os.path.exists(cfgp) else 0
     ds = ensure_dataset(a.shared, a.data_dir if not maxpos else f"data/first{maxpos}", [], maxpos)
-    policy = AVPolicy(model)
+    from .onepass_eval import MAVPolicy, onnx_kind
+
+    policy = MAVPolicy(model) if onnx_kind(model) == "multi_action_value" else AVPolicy(model)
     t0 = time.time()
     report = {"model": os.path.abspath(model), "run": a.run}
     import onnx

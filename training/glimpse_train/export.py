@@ -47,6 +47,10 @@ def verify(params, mcfg: ModelConfig, onnx_path: str, tokens: np.ndarray) -> flo
 
 
 def main(argv=None):
+    from . import onepass_export, onepass_train
+
+    if onepass_train.is_onepass_run(list(sys.argv[1:] if argv is None else argv)):
+        return onepass_export.main(argv)  # multi_action_value run
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--shared", default="../shared")
     ap.add_argument("--run", required=True)

@@ -13,7 +13,8 @@ layout, written by the reference code):
 3. ``PARAMS=params_ema`` loads the other tree: its outputs differ from the golden ones (by more than
    1e-3) and match a float64 numpy forward pass of the EMA arrays;
 4. ``PRECISION=fp16`` stays within 0.05 of fp32 on every golden record;
-5. unknown layouts are refused with a diagnosis: a Flax-style tree, an AV/SV-ambiguous directory
+5. other Orbax storage variants (no OCDBT, zarr v3) read identically; unknown layouts are
+   refused with a diagnosis: a Flax-style tree, an AV/SV-ambiguous directory
    without KIND, a 128-wide head given KIND=bc, a directory without checkpoints;
 6. the engine (``target/release/glimpse``, UCI through python-chess) loaded with each converted
    model through ``setoption name WeightsFile`` plays the reference engine's ``engine_chosen_move``
@@ -162,7 +163,7 @@ def expect_error(c: Checks, what: str, needle: str, fn):
 
 
 def check_refusals(c: Checks, gdir: str):
-    print("unknown layouts")
+    print("layouts")
     from .random_checkpoint import write
 
     tmp = tempfile.mkdtemp(prefix="glimpse-convert-test-")
@@ -179,6 +180,24 @@ def check_refusals(c: Checks, gdir: str):
         c.check(info["cfg"].kind == KIND_SV, "accepts it with KIND=sv")
         expect_error(c, "KIND=bc on a 128-wide head", "outputs",
                      lambda: convert(os.path.join(tmp, "mystery"), None, kind="bc", log=None))
+        # Other Orbax storage variants (per-leaf directories without OCDBT; zarr v3) read the same arrays.
+        import logging
+
+        import jax
+        import orbax.checkpoint as ocp
+
+        logging.getLogger("absl").setLevel(logging.ERROR)  # "Skipping merge of OCDBT checkpoints" (no OCDBT)
+
+        from .random_checkpoint import nest
+
+        ref = load_npz_params(os.path.join(gdir, "tiny_av_params.npz"), "params")
+        for ocdbt, zarr3 in ((False, False), (True, True)):
+            d = os.path.join(tmp, f"variant_{int(ocdbt)}{int(zarr3)}", "6400000", "params")
+            ocp.Checkpointer(ocp.PyTreeCheckpointHandler(use_ocdbt=ocdbt, use_zarr3=zarr3)).save(
+                d, jax.tree_util.tree_map(jax.numpy.asarray, nest(ref)))
+            got, info = read_item(d)
+            c.check(set(got) == set(ref) and all(np.array_equal(got[k], ref[k]) for k in ref),
+                    f"reads an Orbax item written with use_ocdbt={ocdbt}, use_zarr3={zarr3} ({info['format']})")
         expect_error(c, "a directory without checkpoints", "not an Orbax checkpoint",
                      lambda: convert(gdir, None, log=None))
         expect_error(c, "a missing step", "step 5 not found",

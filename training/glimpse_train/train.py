@@ -260,9 +260,15 @@ def build_config(args) -> TrainConfig:
 
 
 def main(argv=None):
+    import sys
+
+    from . import onepass_train  # one-pass (multi_action_value) presets `mav-*` and runs train there
+
+    if onepass_train.is_onepass_run(list(sys.argv[1:] if argv is None else argv)):
+        return onepass_train.main(argv)
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--shared", default="../shared")
-    ap.add_argument("--config", default="smoke", help=f"preset: {', '.join(CONFIGS)}")
+    ap.add_argument("--config", default="smoke", help=f"preset: {', '.join(CONFIGS)} (one-pass: mav-*)")
     ap.add_argument("--run", default=None, help="run name (default: the config name)")
     ap.add_argument("--runs-dir", default="runs")
     ap.add_argument("--data-dir", default=None, help="dataset cache (default data/full or data/<config>)")

@@ -1,0 +1,314 @@
+"""The one-pass multi-action-value model (kind ``multi_action_value``): one trunk pass per position.
+
+The action-value (AV) model of the paper sees ``[0, 77 state tokens, action]`` and is run once per legal
+move, so the 77 state tokens are recomputed for every move (attention is bidirectional). This model reads
+the position once and scores every given move from that one pass:
+
+* **Trunk** — the paper's transformer over the 78 tokens ``[0 (BOS), 77 state tokens]`` (same tokenizer,
+  embedding × √D plus learned positions, pre-LN blocks with bidirectional attention and SwiGLU, final
+  LayerNorm), with the same Haiku parameter names as ``model.py`` (``embed/embeddings`` [1968, D],
+  ``embed_1/embeddings`` [78, D], ``layer_norm{,_k}``, ``multi_head_dot_product_attention{,_i}``,
+  ``linear_{3i..3i+2}``); the final LayerNorm ``layer_norm_{2L}`` is applied at every position. There is
+  no AV head ``linear_{3L}``.
+* **Per-move head** (``mav_head/...``) — for action ``a`` with from-square ``f`` and to-square ``t``
+  (castling as the king's move, promotions by their from/to squares, the promotion piece only through
+  the action embedding): ``u = [y_f ‖ y_t] W_in + E[a]`` where ``y_s`` is the trunk output at the board
+  token of square ``s`` (FEN order a8…h1, token position ``2 + (7 − rank)·8 + file`` in the 78-token
+  sequence) and ``E`` a learned action embedding [1968, Dh]; then one pre-LN SwiGLU block
+  ``u += W_down(silu(W_gate LN(u)) ⊙ W_up LN(u))`` and ``logits = LN_out(u) W_out + b_out`` → K bucket
+  log-probs (log-softmax over K). Moves do not interact in the head, so padding a row with extra actions
+  cannot change the real moves' outputs.
+* **Value head** (optional, ``value_head/linear``) — K log-probs of the position's value for the side to
+  move from the trunk output at BOS (trained on the best labelled move's win probability, an auxiliary
+  loss; the engine does not need it).
+
+Parameter names of the head: ``mav_head/action_embed/embeddings`` [1968, Dh], ``mav_head/linear_in/w``
+[2D, Dh], ``mav_head/layer_norm/{scale,offset}`` [Dh], ``mav_head/linear_gate/w`` and
+``mav_head/linear_up/w`` [Dh, Hh], ``mav_head/linear_down/w`` [Hh, Dh],
+``mav_head/layer_norm_out/{scale,offset}`` [Dh], ``mav_head/linear_out/{w [Dh, K], b [K]}``,
+``value_head/linear/{w [D, K], b [K]}``.
+
+Cost (multiply-adds, 2 FLOP each): trunk ``L·(T·(4D² + 3·D·W·D) + 2·T²·D)`` with T = 78 and widening W,
+once per position; head ``2·D·Dh + 3·Dh·Hh + Dh·K`` per move. For L=8, D=256 (the 9M size) with
+Dh=256, Hh=512 that is 1.36 GFLOP for the trunk and 1.1 MFLOP per move: 35 moves cost 2.8 % of the trunk.
+See ``cost_split``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from .chessdata import ACTIONS
+from .model import LN_EPS, VOCAB, attn_name, lin_name, ln_name
+
+KIND_MAV = "multi_action_value"
+SEQ = 78
+PAD_ACTION = 0  # id used to pad the `actions` input; its outputs are ignored
+TYPICAL_MOVES = 35  # moves per position assumed by the per-position GFLOP figure in the metadata
+
+
+def _square_token(sq_name: str) -> int:
+    """Token position (in the 78-token sequence with BOS) of a board square like ``e4``."""
+    file = ord(sq_name[0]) - ord("a")
+    rank = int(sq_name[1]) - 1
+    return 2 + (7 - rank) * 8 + file
+
+
+FROM_TOKEN = np.asarray([_square_token(a[0:2]) for a in ACTIONS], np.int32)
+TO_TOKEN = np.asarray([_square_token(a[2:4]) for a in ACTIONS], np.int32)
+
+
+@dataclasses.dataclass(frozen=True)
+class MAVConfig:
+    """Architecture of the one-pass model."""
+
+    layers: int = 4
+    dim: int = 128
+    heads: int = 4
+    widening: int = 4
+    buckets: int = 128
+    head_dim: int = 0  # Dh; 0 = D
+    head_hidden: int = 0  # Hh; 0 = 2·Dh
+    value_head: bool = True
+
+    kind = KIND_MAV
+    seq_len = SEQ
+
+    @property
+    def dh(self) -> int:
+        return self.head_dim or self.dim
+
+    @property
+    def hh(self) -> int:
+        return self.head_hidden or 2 * self.dh
+
+
+def param_shapes(cfg: MAVConfig) -> dict[str, tuple[int, ...]]:
+    d, h, dh, hh, k = cfg.dim, cfg.dim * cfg.widening, cfg.dh, cfg.hh, cfg.buckets
+    shapes: dict[str, tuple[int, ...]] = {"embed/embeddings": (VOCAB, d), "embed_1/embeddings": (SEQ, d)}
+    for i in range(cfg.layers):
+        for j in (2 * i, 2 * i + 1):
+            shapes[f"{ln_name(j)}/scale"] = (d,)
+            shapes[f"{ln_name(j)}/offset"] = (d,)
+        for q in ("linear", "linear_1", "linear_2", "linear_3"):
+            shapes[f"{attn_name(i)}/{q}/w"] = (d, d)
+        shapes[f"{lin_name(3 * i)}/w"] = (d, h)
+        shapes[f"{lin_name(3 * i + 1)}/w"] = (d, h)
+        shapes[f"{lin_name(3 * i + 2)}/w"] = (h, d)
+    shapes[f"{ln_name(2 * cfg.layers)}/scale"] = (d,)
+    shapes[f"{ln_name(2 * cfg.layers)}/offset"] = (d,)
+    shapes.update({
+        "mav_head/action_embed/embeddings": (VOCAB, dh),
+        "mav_head/linear_in/w": (2 * d, dh),
+        "mav_head/layer_norm/scale": (dh,),
+        "mav_head/layer_norm/offset": (dh,),
+        "mav_head/linear_gate/w": (dh, hh),
+        "mav_head/linear_up/w": (dh, hh),
+        "mav_head/linear_down/w": (hh, dh),
+        "mav_head/layer_norm_out/scale": (dh,),
+        "mav_head/layer_norm_out/offset": (dh,),
+        "mav_head/linear_out/w": (dh, k),
+        "mav_head/linear_out/b": (k,),
+    })
+    if cfg.value_head:
+        shapes["value_head/linear/w"] = (d, k)
+        shapes["value_head/linear/b"] = (k,)
+    return shapes
+
+
+def num_params(cfg: MAVConfig) -> int:
+    return int(sum(np.prod(s) for s in param_shapes(cfg).values()))
+
+
+def cost_split(cfg: MAVConfig) -> dict[str, float]:
+    """GFLOP (2 per multiply-add) of the trunk per position and of the head per move (matmuls and
+    attention; LayerNorm, softmax and gathers are not counted)."""
+    t, d, hd = SEQ, cfg.dim, cfg.dim * cfg.widening
+    trunk = cfg.layers * (t * (4 * d * d + 3 * d * hd) + 2 * t * t * d)
+    head = 2 * d * cfg.dh + 3 * cfg.dh * cfg.hh + cfg.dh * cfg.buckets
+    value = d * cfg.buckets if cfg.value_head else 0
+    return {"trunk_gflop": 2.0 * (trunk + value) / 1e9, "head_gflop_per_move": 2.0 * head / 1e9,
+            "head_share_35_moves": 35 * head / (trunk + value)}
+
+
+def gflop_per_position(cfg: MAVConfig, moves: int = TYPICAL_MOVES) -> float:
+    c = cost_split(cfg)
+    return c["trunk_gflop"] + moves * c["head_gflop_per_move"]
+
+
+def infer_config(params: dict[str, np.ndarray], heads: int) -> MAVConfig:
+    """Config from parameter shapes (heads must be given); ValueError on an unknown layout."""
+    if "mav_head/linear_in/w" not in params:
+        raise ValueError("not a multi_action_value tree: missing mav_head/linear_in/w")
+    vocab, d = params["embed/embeddings"].shape
+    layers = 0
+    while f"{attn_name(layers)}/linear/w" in params:
+        layers += 1
+    hidden = params[f"{lin_name(0)}/w"].shape[1]
+    dh = params["mav_head/linear_in/w"].shape[1]
+    hh = params["mav_head/linear_gate/w"].shape[1]
+    k = params["mav_head/linear_out/w"].shape[1]
+    cfg = MAVConfig(layers=layers, dim=d, heads=heads, widening=hidden // d, buckets=k, head_dim=dh,
+                    head_hidden=hh, value_head="value_head/linear/w" in params)
+    want = param_shapes(cfg)
+    if set(want) != set(params):
+        raise ValueError(f"parameter names differ: missing {sorted(set(want) - set(params))[:5]}, "
+                         f"extra {sorted(set(params) - set(want))[:5]}")
+    for n, s in want.items():
+        if tuple(params[n].shape) != s:
+            raise ValueError(f"{n}: shape {params[n].shape}, expected {s}")
+    if d % heads:
+        raise ValueError(f"D={d} not divisible by heads={heads}")
+    return cfg
+
+
+def init_params(cfg: MAVConfig, seed: int = 0, emb_init_scale: float = 0.02) -> dict[str, np.ndarray]:
+    """Truncated-normal fan-in init for matrices, N(0, emb_init_scale²) embeddings, LN 1/0, biases 0."""
+    rng = np.random.default_rng(seed)
+    out: dict[str, np.ndarray] = {}
+    for name, shape in param_shapes(cfg).items():
+        if name.endswith("/embeddings"):
+            w = rng.normal(0.0, emb_init_scale, shape)
+        elif name.endswith("/scale"):
+            w = np.ones(shape)
+        elif name.endswith("/offset") or name.endswith("/b"):
+            w = np.zeros(shape)
+        else:
+            std = 1.0 / math.sqrt(shape[0])
+            w = np.clip(rng.normal(0.0, 1.0, shape), -2, 2) * std / 0.87962566
+        out[name] = np.asarray(w, np.float32)
+    return out
+
+
+def perturbed_params(cfg: MAVConfig, seed: int = 0) -> dict[str, np.ndarray]:
+    """Random weights that are not degenerate (for test fixtures): LN scales 1 + N(0, 0.1²), offsets
+    and biases N(0, 0.1²), embeddings N(0, 1), a head output layer scaled ×4 so that moves differ."""
+    p = init_params(cfg, seed, emb_init_scale=1.0)
+    rng = np.random.default_rng(seed + 1)
+    for k, v in p.items():
+        if k.endswith("/scale"):
+            p[k] = (v + rng.normal(0, 0.1, v.shape)).astype(np.float32)
+        elif k.endswith("/offset") or k.endswith("/b"):
+            p[k] = rng.normal(0, 0.1, v.shape).astype(np.float32)
+    p["mav_head/linear_out/w"] = (p["mav_head/linear_out/w"] * 4).astype(np.float32)
+    return p
+
+
+# ----------------------------------------------------------------------------------------------
+# numpy reference forward (float64), used in tests
+# ----------------------------------------------------------------------------------------------
+
+
+def _np_ln(x, scale, offset):
+    mu = x.mean(-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + LN_EPS) * scale + offset
+
+
+def _np_log_softmax(z):
+    z = z - z.max(-1, keepdims=True)
+    return z - np.log(np.exp(z).sum(-1, keepdims=True))
+
+
+def numpy_forward(params, cfg: MAVConfig, tokens: np.ndarray, actions: np.ndarray):
+    """float64: tokens int [B, 78], actions int [B, M] → (log_probs [B, M, K], value log-probs [B, K] or None)."""
+    p = {k: np.asarray(v, np.float64) for k, v in params.items()}
+    b, t = tokens.shape
+    d, nh = cfg.dim, cfg.heads
+    dh = d // nh
+    x = p["embed/embeddings"][tokens] * math.sqrt(d) + p["embed_1/embeddings"][:t]
+    for i in range(cfg.layers):
+        a = attn_name(i)
+        y = _np_ln(x, p[f"{ln_name(2*i)}/scale"], p[f"{ln_name(2*i)}/offset"])
+        q = (y @ p[f"{a}/linear/w"]).reshape(b, t, nh, dh)
+        k = (y @ p[f"{a}/linear_1/w"]).reshape(b, t, nh, dh)
+        v = (y @ p[f"{a}/linear_2/w"]).reshape(b, t, nh, dh)
+        s = np.einsum("bthd,bshd->bhts", q, k) / math.sqrt(dh)
+        s = np.exp(s - s.max(-1, keepdims=True))
+        s /= s.sum(-1, keepdims=True)
+        o = np.einsum("bhts,bshd->bthd", s, v).reshape(b, t, d)
+        x = x + o @ p[f"{a}/linear_3/w"]
+        y = _np_ln(x, p[f"{ln_name(2*i+1)}/scale"], p[f"{ln_name(2*i+1)}/offset"])
+        g = y @ p[f"{lin_name(3*i)}/w"]
+        x = x + ((g / (1 + np.exp(-g))) * (y @ p[f"{lin_name(3*i+1)}/w"])) @ p[f"{lin_name(3*i+2)}/w"]
+    L = cfg.layers
+    y = _np_ln(x, p[f"{ln_name(2*L)}/scale"], p[f"{ln_name(2*L)}/offset"])  # [B, T, D]
+    bi = np.arange(b)[:, None]
+    yf = y[bi, FROM_TOKEN[actions]]
+    yt = y[bi, TO_TOKEN[actions]]
+    u = np.concatenate([yf, yt], -1) @ p["mav_head/linear_in/w"] + p["mav_head/action_embed/embeddings"][actions]
+    z = _np_ln(u, p["mav_head/layer_norm/scale"], p["mav_head/layer_norm/offset"])
+    g = z @ p["mav_head/linear_gate/w"]
+    u = u + ((g / (1 + np.exp(-g))) * (z @ p["mav_head/linear_up/w"])) @ p["mav_head/linear_down/w"]
+    z = _np_ln(u, p["mav_head/layer_norm_out/scale"], p["mav_head/layer_norm_out/offset"])
+    lp = _np_log_softmax(z @ p["mav_head/linear_out/w"] + p["mav_head/linear_out/b"])
+    val = None
+    if cfg.value_head:
+        val = _np_log_softmax(y[:, 0] @ p["value_head/linear/w"] + p["value_head/linear/b"])
+    return lp, val
+
+
+# ----------------------------------------------------------------------------------------------
+# JAX model
+# ----------------------------------------------------------------------------------------------
+
+
+def jax_forward(params, cfg: MAVConfig, tokens, actions):
+    """JAX: tokens int [B, 78], actions int [B, M] → (log_probs float32 [B, M, K], value [B, K] or None).
+
+    Matmuls on 2-D operands (as ``model.jax_forward``: XLA CPU is much faster that way).
+    """
+    import jax
+    import jax.numpy as jnp
+
+    b, t = tokens.shape
+    m = actions.shape[1]
+    d, nh = cfg.dim, cfg.heads
+    dhd = d // nh
+
+    def ln(x, prefix):
+        mu = jnp.mean(x, -1, keepdims=True)
+        var = jnp.mean(jnp.square(x - mu), -1, keepdims=True)
+        return (x - mu) * jax.lax.rsqrt(var + LN_EPS) * params[f"{prefix}/scale"] + params[f"{prefix}/offset"]
+
+    def swiglu(y, wg, wu, wd):
+        gu = y @ jnp.concatenate([wg, wu], axis=1)
+        hdim = wg.shape[1]
+        return (jax.nn.silu(gu[:, :hdim]) * gu[:, hdim:]) @ wd
+
+    x = jnp.take(params["embed/embeddings"], tokens.reshape(-1), axis=0) * math.sqrt(d)
+    x = (x.reshape(b, t, d) + params["embed_1/embeddings"][:t]).reshape(b * t, d)
+    scale = 1.0 / math.sqrt(dhd)
+    for i in range(cfg.layers):
+        a = attn_name(i)
+        y = ln(x, ln_name(2 * i))
+        wq, wk, wv, wo = (params[f"{a}/{n}/w"] for n in ("linear", "linear_1", "linear_2", "linear_3"))
+        qkv = y @ jnp.concatenate([wq, wk, wv], axis=1)
+        q = qkv[:, :d].reshape(b, t, nh, dhd).transpose(0, 2, 1, 3)
+        k = qkv[:, d:2 * d].reshape(b, t, nh, dhd).transpose(0, 2, 3, 1)
+        v = qkv[:, 2 * d:].reshape(b, t, nh, dhd).transpose(0, 2, 1, 3)
+        s = jax.nn.softmax((q * scale) @ k, axis=-1)
+        o = (s @ v).transpose(0, 2, 1, 3).reshape(b * t, d)
+        x = x + o @ wo
+        y = ln(x, ln_name(2 * i + 1))
+        x = x + swiglu(y, params[f"{lin_name(3*i)}/w"], params[f"{lin_name(3*i+1)}/w"], params[f"{lin_name(3*i+2)}/w"])
+    y = ln(x, ln_name(2 * cfg.layers))  # [B*T, D]
+    acts = actions.reshape(-1)
+    base = (jnp.arange(b, dtype=jnp.int32) * t)[:, None]
+    fi = (base + jnp.take(jnp.asarray(FROM_TOKEN), actions, axis=0)).reshape(-1)
+    ti = (base + jnp.take(jnp.asarray(TO_TOKEN), actions, axis=0)).reshape(-1)
+    yft = jnp.concatenate([jnp.take(y, fi, axis=0), jnp.take(y, ti, axis=0)], axis=1)  # [B*M, 2D]
+    u = yft @ params["mav_head/linear_in/w"] + jnp.take(params["mav_head/action_embed/embeddings"], acts, axis=0)
+    z = ln(u, "mav_head/layer_norm")
+    u = u + swiglu(z, params["mav_head/linear_gate/w"], params["mav_head/linear_up/w"], params["mav_head/linear_down/w"])
+    z = ln(u, "mav_head/layer_norm_out")
+    logits = z @ params["mav_head/linear_out/w"] + params["mav_head/linear_out/b"]
+    lp = jax.nn.log_softmax(logits, axis=-1).reshape(b, m, cfg.buckets)
+    val = None
+    if cfg.value_head:
+        y0 = y.reshape(b, t, d)[:, 0]
+        val = jax.nn.log_softmax(y0 @ params["value_head/linear/w"] + params["value_head/linear/b"], axis=-1)
+    return lp, val
