@@ -59,6 +59,7 @@ class MAVTrainConfig:
     ema: float = 0.999
     hl_sigma: float = 0.75
     value_weight: float = 0.1
+    attn_bias: int = 0  # 1 = learned per-head attention bias over token pairs
     eval_every: int = 200
     eval_positions: int = 512
     ckpt_seconds: float = 240.0
@@ -67,7 +68,8 @@ class MAVTrainConfig:
 
     def model(self) -> MAVConfig:
         return MAVConfig(layers=self.layers, dim=self.dim, heads=self.heads, head_dim=self.head_dim,
-                         head_hidden=self.head_hidden, value_head=self.value_weight > 0)
+                         head_hidden=self.head_hidden, value_head=self.value_weight > 0,
+                         attn_bias=bool(self.attn_bias))
 
 
 def dataset_for(shared: str, data_dir: str, max_positions: int, extra: list[str] | None = None) -> Dataset:
@@ -333,7 +335,7 @@ def main(argv=None):
     run_dir = os.path.join(a.runs_dir, run)
     os.makedirs(run_dir, exist_ok=True)
     cfg_path = os.path.join(run_dir, "config.json")
-    arch = ("layers", "dim", "heads", "head_dim", "head_hidden")
+    arch = ("layers", "dim", "heads", "head_dim", "head_hidden", "attn_bias")
     if os.path.exists(cfg_path):
         cfg = MAVTrainConfig(**json.load(open(cfg_path)))
         if cfg.kind != KIND_MAV:
