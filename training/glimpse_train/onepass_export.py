@@ -79,7 +79,10 @@ def build_model(params: dict[str, np.ndarray], cfg: MAVConfig, description: str 
         q = g.op("Transpose", [g.op("Reshape", [q, shape_bthd])], f"q{i}", perm=[0, 2, 1, 3])
         k = g.op("Transpose", [g.op("Reshape", [k, shape_bthd])], f"k{i}", perm=[0, 2, 3, 1])
         v = g.op("Transpose", [g.op("Reshape", [v, shape_bthd])], f"v{i}", perm=[0, 2, 1, 3])
-        s = g.op("Softmax", [g.op("MatMul", [q, k], f"scores{i}")], f"attn{i}", axis=-1)
+        scores = g.op("MatMul", [q, k], f"scores{i}")
+        if cfg.attn_bias:
+            scores = g.op("Add", [scores, g.const(f"pair_bias{i}", p[f"{a}/pair_bias"][None])], f"scores_b{i}")
+        s = g.op("Softmax", [scores], f"attn{i}", axis=-1)
         o = g.op("MatMul", [s, v], f"ctx{i}")
         o = g.op("Reshape", [g.op("Transpose", [o], perm=[0, 2, 1, 3]), shape_btd], f"ctx{i}")
         x = g.op("Add", [x, g.op("MatMul", [o, g.const(f"wo{i}", wo)], f"attn_out{i}")], f"h_attn{i}")
@@ -136,6 +139,7 @@ def build_model(params: dict[str, np.ndarray], cfg: MAVConfig, description: str 
         "glimpse.seq_len": str(t),
         "glimpse.head_dim": str(cfg.dh),
         "glimpse.head_hidden": str(cfg.hh),
+        "glimpse.attn_bias": str(int(cfg.attn_bias)),
     }
     helper.set_model_props(model, meta)
     onnx.checker.check_model(model)
@@ -197,7 +201,8 @@ def main(argv=None):
     out = a.out or os.path.join(run_dir, "model.onnx")
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     desc = (f"Glimpse one-pass multi-action-value net, run {a.run} step {step} ({'raw' if a.raw else 'EMA'} "
-            f"weights), L={mcfg.layers} D={mcfg.dim} H={mcfg.heads} head {mcfg.dh}/{mcfg.hh}, "
+            f"weights), L={mcfg.layers} D={mcfg.dim} H={mcfg.heads} head {mcfg.dh}/{mcfg.hh}"
+            f"{', pair bias' if mcfg.attn_bias else ''}, "
             f"trained on Stockfish 15.1 labels")
     export(params, mcfg, out, desc)
     cfgj = json.load(open(os.path.join(run_dir, "config.json")))

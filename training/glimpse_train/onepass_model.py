@@ -18,6 +18,10 @@ the position once and scores every given move from that one pass:
   ``u += W_down(silu(W_gate LN(u)) ⊙ W_up LN(u))`` and ``logits = LN_out(u) W_out + b_out`` → K bucket
   log-probs (log-softmax over K). Moves do not interact in the head, so padding a row with extra actions
   cannot change the real moves' outputs.
+* **Pair bias** (optional, ``attn_bias``): a learned attention-logit bias per layer and head for every
+  (query, key) token pair, ``multi_head_dot_product_attention{,_i}/pair_bias`` [H, 78, 78], zero-initialised
+  (a cheap trunk variant in the spirit of ChessFormer's position encoding: square-pair relations can be
+  learned directly instead of through the position embeddings).
 * **Value head** (optional, ``value_head/linear``) — K log-probs of the position's value for the side to
   move from the trunk output at BOS (trained on the best labelled move's win probability, an auxiliary
   loss; the engine does not need it).
@@ -73,6 +77,7 @@ class MAVConfig:
     head_dim: int = 0  # Dh; 0 = D
     head_hidden: int = 0  # Hh; 0 = 2·Dh
     value_head: bool = True
+    attn_bias: bool = False
 
     kind = KIND_MAV
     seq_len = SEQ
@@ -95,6 +100,8 @@ def param_shapes(cfg: MAVConfig) -> dict[str, tuple[int, ...]]:
             shapes[f"{ln_name(j)}/offset"] = (d,)
         for q in ("linear", "linear_1", "linear_2", "linear_3"):
             shapes[f"{attn_name(i)}/{q}/w"] = (d, d)
+        if cfg.attn_bias:
+            shapes[f"{attn_name(i)}/pair_bias"] = (cfg.heads, SEQ, SEQ)
         shapes[f"{lin_name(3 * i)}/w"] = (d, h)
         shapes[f"{lin_name(3 * i + 1)}/w"] = (d, h)
         shapes[f"{lin_name(3 * i + 2)}/w"] = (h, d)
@@ -152,7 +159,8 @@ def infer_config(params: dict[str, np.ndarray], heads: int) -> MAVConfig:
     hh = params["mav_head/linear_gate/w"].shape[1]
     k = params["mav_head/linear_out/w"].shape[1]
     cfg = MAVConfig(layers=layers, dim=d, heads=heads, widening=hidden // d, buckets=k, head_dim=dh,
-                    head_hidden=hh, value_head="value_head/linear/w" in params)
+                    head_hidden=hh, value_head="value_head/linear/w" in params,
+                    attn_bias=f"{attn_name(0)}/pair_bias" in params)
     want = param_shapes(cfg)
     if set(want) != set(params):
         raise ValueError(f"parameter names differ: missing {sorted(set(want) - set(params))[:5]}, "
@@ -174,7 +182,7 @@ def init_params(cfg: MAVConfig, seed: int = 0, emb_init_scale: float = 0.02) -> 
             w = rng.normal(0.0, emb_init_scale, shape)
         elif name.endswith("/scale"):
             w = np.ones(shape)
-        elif name.endswith("/offset") or name.endswith("/b"):
+        elif name.endswith("/offset") or name.endswith("/b") or name.endswith("/pair_bias"):
             w = np.zeros(shape)
         else:
             std = 1.0 / math.sqrt(shape[0])
@@ -191,7 +199,7 @@ def perturbed_params(cfg: MAVConfig, seed: int = 0) -> dict[str, np.ndarray]:
     for k, v in p.items():
         if k.endswith("/scale"):
             p[k] = (v + rng.normal(0, 0.1, v.shape)).astype(np.float32)
-        elif k.endswith("/offset") or k.endswith("/b"):
+        elif k.endswith("/offset") or k.endswith("/b") or k.endswith("/pair_bias"):
             p[k] = rng.normal(0, 0.1, v.shape).astype(np.float32)
     p["mav_head/linear_out/w"] = (p["mav_head/linear_out/w"] * 4).astype(np.float32)
     return p
@@ -227,6 +235,8 @@ def numpy_forward(params, cfg: MAVConfig, tokens: np.ndarray, actions: np.ndarra
         k = (y @ p[f"{a}/linear_1/w"]).reshape(b, t, nh, dh)
         v = (y @ p[f"{a}/linear_2/w"]).reshape(b, t, nh, dh)
         s = np.einsum("bthd,bshd->bhts", q, k) / math.sqrt(dh)
+        if cfg.attn_bias:
+            s = s + p[f"{a}/pair_bias"][None, :, :t, :t]
         s = np.exp(s - s.max(-1, keepdims=True))
         s /= s.sum(-1, keepdims=True)
         o = np.einsum("bhts,bshd->bthd", s, v).reshape(b, t, d)
@@ -290,7 +300,10 @@ def jax_forward(params, cfg: MAVConfig, tokens, actions):
         q = qkv[:, :d].reshape(b, t, nh, dhd).transpose(0, 2, 1, 3)
         k = qkv[:, d:2 * d].reshape(b, t, nh, dhd).transpose(0, 2, 3, 1)
         v = qkv[:, 2 * d:].reshape(b, t, nh, dhd).transpose(0, 2, 1, 3)
-        s = jax.nn.softmax((q * scale) @ k, axis=-1)
+        logits = (q * scale) @ k
+        if cfg.attn_bias:
+            logits = logits + params[f"{a}/pair_bias"][None, :, :t, :t]
+        s = jax.nn.softmax(logits, axis=-1)
         o = (s @ v).transpose(0, 2, 1, 3).reshape(b * t, d)
         x = x + o @ wo
         y = ln(x, ln_name(2 * i + 1))
