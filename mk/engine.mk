@@ -10,5 +10,6 @@ test-rust: ort test-models
 	$(ORT_ENV) cargo test --release
 
 # Fixed positions: median ms per move, evaluations/s, GFLOP/s against ORT's MatMul rate, signature.
+# `make bench WEIGHTS=net.onnx THREADS=2` benches another net or thread count.
 bench: build
-	$(ORT_ENV) $(BIN) bench
+	$(ORT_ENV) $(BIN) bench $(if $(WEIGHTS),--weights $(WEIGHTS)) $(if $(THREADS),--threads $(THREADS))
