@@ -26,6 +26,7 @@ import datetime as dt
 import json
 import math
 import platform
+import signal
 import sys
 import time
 from pathlib import Path
@@ -283,6 +284,11 @@ async def play_game(number: int, opening: el.Opening, a_white: bool, slots: dict
     scores: list[int | None] = []  # white-POV cp of each engine move, in order
     engine_plies = 0
     while True:
+        stop_event = getattr(args, "stop_event", None)
+        if stop_event is not None and stop_event.is_set():
+            # Ctrl-C: a cancellation that Python 3.11's wait_for can lose (it returns the result when
+            # the engine answers in the same instant) must still end the game.
+            raise asyncio.CancelledError()
         outcome = board.outcome(claim_draw=True)
         if outcome is not None:
             return _finish(res, game, node, board, outcome.result(), "normal", _outcome_text(outcome))
@@ -444,6 +450,7 @@ class MatchConfig:
     timemargin: int = 0
     stall_timeout: float = 30.0
     quiet: bool = False
+    stop_event: Any = None  # asyncio.Event set on Ctrl-C (filled in by Match.run_async)
 
 
 class Match:
@@ -636,11 +643,29 @@ class Match:
                     stop.set()
 
         tasks = [asyncio.create_task(worker()) for _ in range(max(1, min(c.concurrency, c.games)))]
+        interrupt = asyncio.Event()  # Ctrl-C only (SPRT's `stop` lets running games end normally)
+        c.stop_event = interrupt
+        loop = asyncio.get_running_loop()
+
+        def on_sigint() -> None:
+            self.interrupted = True
+            interrupt.set()
+            stop.set()
+            for t in tasks:
+                t.cancel()
+
+        try:
+            loop.add_signal_handler(signal.SIGINT, on_sigint)
+            handler_installed = True
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals
+            handler_installed = False
         try:
             await asyncio.gather(*tasks)
         except asyncio.CancelledError:
             self.interrupted = True
         finally:
+            if handler_installed:
+                loop.remove_signal_handler(signal.SIGINT)
             for t in tasks:
                 t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
