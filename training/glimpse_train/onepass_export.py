@@ -103,6 +103,9 @@ def build_model(params: dict[str, np.ndarray], cfg: MAVConfig, description: str 
     u = g.op("MatMul", [yft, g.const("head_in", p["mav_head/linear_in/w"])], "head_in")
     ae = g.op("Gather", [g.const("action_embed", p["mav_head/action_embed/embeddings"]), "actions"], "act_emb", axis=0)
     u = g.op("Add", [u, ae], "head_u0")
+    if cfg.head_global:
+        y0 = g.op("Gather", [y, g.const("bos_idx", i64([0]))], "y_bos_keep", axis=1)  # [B, 1, D]
+        u = g.op("Add", [u, g.op("MatMul", [y0, g.const("head_global", p["mav_head/linear_global/w"])])], "head_u0g")
     z = ln(u, "mav_head/layer_norm", "head_ln")
     u = g.op("Add", [u, swiglu(z, p["mav_head/linear_gate/w"], p["mav_head/linear_up/w"],
                                p["mav_head/linear_down/w"], "head")], "head_u1")
@@ -140,6 +143,7 @@ def build_model(params: dict[str, np.ndarray], cfg: MAVConfig, description: str 
         "glimpse.head_dim": str(cfg.dh),
         "glimpse.head_hidden": str(cfg.hh),
         "glimpse.attn_bias": str(int(cfg.attn_bias)),
+        "glimpse.head_global": str(int(cfg.head_global)),
     }
     helper.set_model_props(model, meta)
     onnx.checker.check_model(model)

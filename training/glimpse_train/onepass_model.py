@@ -18,6 +18,9 @@ the position once and scores every given move from that one pass:
   ``u += W_down(silu(W_gate LN(u)) ⊙ W_up LN(u))`` and ``logits = LN_out(u) W_out + b_out`` → K bucket
   log-probs (log-softmax over K). Moves do not interact in the head, so padding a row with extra actions
   cannot change the real moves' outputs.
+* **Global input** (optional, ``head_global``): ``u += y_0 W_g`` with ``y_0`` the trunk output at BOS,
+  ``mav_head/linear_global/w`` [D, Dh] (computed once per position), so every move's head sees a summary
+  of the whole position, not only its two squares.
 * **Pair bias** (optional, ``attn_bias``): a learned attention-logit bias per layer and head for every
   (query, key) token pair, ``multi_head_dot_product_attention{,_i}/pair_bias`` [H, 78, 78], zero-initialised
   (a cheap trunk variant in the spirit of ChessFormer's position encoding: square-pair relations can be
@@ -78,6 +81,7 @@ class MAVConfig:
     head_hidden: int = 0  # Hh; 0 = 2·Dh
     value_head: bool = True
     attn_bias: bool = False
+    head_global: bool = False
 
     kind = KIND_MAV
     seq_len = SEQ
@@ -110,6 +114,7 @@ def param_shapes(cfg: MAVConfig) -> dict[str, tuple[int, ...]]:
     shapes.update({
         "mav_head/action_embed/embeddings": (VOCAB, dh),
         "mav_head/linear_in/w": (2 * d, dh),
+        **({"mav_head/linear_global/w": (d, dh)} if cfg.head_global else {}),
         "mav_head/layer_norm/scale": (dh,),
         "mav_head/layer_norm/offset": (dh,),
         "mav_head/linear_gate/w": (dh, hh),
@@ -134,7 +139,7 @@ def cost_split(cfg: MAVConfig) -> dict[str, float]:
     """GFLOP (2 per multiply-add) of the trunk per position and of the head per move (matmuls and
     attention; LayerNorm, softmax and gathers are not counted)."""
     t, d, hd = SEQ, cfg.dim, cfg.dim * cfg.widening
-    trunk = cfg.layers * (t * (4 * d * d + 3 * d * hd) + 2 * t * t * d)
+    trunk = cfg.layers * (t * (4 * d * d + 3 * d * hd) + 2 * t * t * d) + (d * cfg.dh if cfg.head_global else 0)
     head = 2 * d * cfg.dh + 3 * cfg.dh * cfg.hh + cfg.dh * cfg.buckets
     value = d * cfg.buckets if cfg.value_head else 0
     return {"trunk_gflop": 2.0 * (trunk + value) / 1e9, "head_gflop_per_move": 2.0 * head / 1e9,
@@ -160,7 +165,8 @@ def infer_config(params: dict[str, np.ndarray], heads: int) -> MAVConfig:
     k = params["mav_head/linear_out/w"].shape[1]
     cfg = MAVConfig(layers=layers, dim=d, heads=heads, widening=hidden // d, buckets=k, head_dim=dh,
                     head_hidden=hh, value_head="value_head/linear/w" in params,
-                    attn_bias=f"{attn_name(0)}/pair_bias" in params)
+                    attn_bias=f"{attn_name(0)}/pair_bias" in params,
+                    head_global="mav_head/linear_global/w" in params)
     want = param_shapes(cfg)
     if set(want) != set(params):
         raise ValueError(f"parameter names differ: missing {sorted(set(want) - set(params))[:5]}, "
@@ -250,6 +256,8 @@ def numpy_forward(params, cfg: MAVConfig, tokens: np.ndarray, actions: np.ndarra
     yf = y[bi, FROM_TOKEN[actions]]
     yt = y[bi, TO_TOKEN[actions]]
     u = np.concatenate([yf, yt], -1) @ p["mav_head/linear_in/w"] + p["mav_head/action_embed/embeddings"][actions]
+    if cfg.head_global:
+        u = u + (y[:, 0] @ p["mav_head/linear_global/w"])[:, None, :]
     z = _np_ln(u, p["mav_head/layer_norm/scale"], p["mav_head/layer_norm/offset"])
     g = z @ p["mav_head/linear_gate/w"]
     u = u + ((g / (1 + np.exp(-g))) * (z @ p["mav_head/linear_up/w"])) @ p["mav_head/linear_down/w"]
@@ -315,6 +323,9 @@ def jax_forward(params, cfg: MAVConfig, tokens, actions):
     ti = (base + jnp.take(jnp.asarray(TO_TOKEN), actions, axis=0)).reshape(-1)
     yft = jnp.concatenate([jnp.take(y, fi, axis=0), jnp.take(y, ti, axis=0)], axis=1)  # [B*M, 2D]
     u = yft @ params["mav_head/linear_in/w"] + jnp.take(params["mav_head/action_embed/embeddings"], acts, axis=0)
+    if cfg.head_global:
+        glob = y.reshape(b, t, d)[:, 0] @ params["mav_head/linear_global/w"]  # [B, Dh]
+        u = (u.reshape(b, m, -1) + glob[:, None, :]).reshape(b * m, -1)
     z = ln(u, "mav_head/layer_norm")
     u = u + swiglu(z, params["mav_head/linear_gate/w"], params["mav_head/linear_up/w"], params["mav_head/linear_down/w"])
     z = ln(u, "mav_head/layer_norm_out")

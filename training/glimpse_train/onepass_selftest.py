@@ -42,7 +42,8 @@ def model_tables_and_forward(shared):
     assert (FROM_TOKEN[a["e1g1"]], TO_TOKEN[a["e1g1"]]) == (2 + 56 + 4, 2 + 56 + 6)
     for pc in "qrbn":  # promotions differ only by the action id
         assert FROM_TOKEN[a["e7e8" + pc]] == 2 + 8 + 4 and TO_TOKEN[a["e7e8" + pc]] == 2 + 4
-    cfg = MAVConfig(layers=2, dim=32, heads=4, head_dim=16, head_hidden=24, attn_bias=True)
+    cfg = MAVConfig(layers=2, dim=32, heads=4, head_dim=16, head_hidden=24, attn_bias=True,
+                    head_global=True)
     p = perturbed_params(cfg, 7)
     rng = np.random.default_rng(1)
     tok = np.zeros((2, 78), np.int64)

@@ -61,6 +61,7 @@ class MAVTrainConfig:
     hl_sigma: float = 0.75
     value_weight: float = 0.1
     attn_bias: int = 0  # 1 = learned per-head attention bias over token pairs
+    head_global: int = 0  # 1 = the per-move head also sees the BOS (whole-position) output
     eval_every: int = 200
     eval_positions: int = 512
     ckpt_seconds: float = 240.0
@@ -70,7 +71,7 @@ class MAVTrainConfig:
     def model(self) -> MAVConfig:
         return MAVConfig(layers=self.layers, dim=self.dim, heads=self.heads, head_dim=self.head_dim,
                          head_hidden=self.head_hidden, value_head=self.value_weight > 0,
-                         attn_bias=bool(self.attn_bias))
+                         attn_bias=bool(self.attn_bias), head_global=bool(self.head_global))
 
 
 def dataset_for(shared: str, data_dir: str, max_positions: int, extra: list[str] | None = None) -> Dataset:
@@ -336,7 +337,7 @@ def main(argv=None):
     run_dir = os.path.join(a.runs_dir, run)
     os.makedirs(run_dir, exist_ok=True)
     cfg_path = os.path.join(run_dir, "config.json")
-    arch = ("layers", "dim", "heads", "head_dim", "head_hidden", "attn_bias")
+    arch = ("layers", "dim", "heads", "head_dim", "head_hidden", "attn_bias", "head_global")
     if os.path.exists(cfg_path):
         cfg = MAVTrainConfig(**json.load(open(cfg_path)))
         if cfg.kind != KIND_MAV:
