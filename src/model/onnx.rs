@@ -31,6 +31,11 @@ use std::path::{Path, PathBuf};
 /// ONNX Runtime version whose library `make ort` provides.
 pub const ORT_LIB_VERSION: &str = "1.31.1";
 
+/// ORT `session.dynamic_block_base`: dynamic block sizes in the intra-op thread pool. With 2
+/// threads it made a one-row (MAV, 9M-size trunk) pass about 25 % faster on the 2-core development
+/// machine (7.0 → 5.3 ms) and left large AV batches unchanged (measured with onnxruntime 1.31.1).
+pub const DYNAMIC_BLOCK_BASE: u32 = 4;
+
 /// Action id used to pad the `actions` input of a multi-action-value model (`a1b1`; any valid id
 /// would do, the padded outputs are discarded).
 pub const PAD_ACTION: i64 = 0;
@@ -339,6 +344,8 @@ fn session_for(
         .with_optimization_level(GraphOptimizationLevel::Level3)
         .map_err(e)?
         .with_intra_threads(cfg.intra_threads.max(1))
+        .map_err(e)?
+        .with_dynamic_block_base(DYNAMIC_BLOCK_BASE)
         .map_err(e)?;
     builder = match backend {
         Backend::Cpu => builder,
