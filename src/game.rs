@@ -301,6 +301,11 @@ impl Game {
         Ok(())
     }
 
+    /// Every position of the game, the start position first and the current one last.
+    pub fn positions(&self) -> &[Chess] {
+        &self.positions
+    }
+
     /// Current position.
     pub fn position(&self) -> &Chess {
         self.positions.last().expect("at least the start position")

@@ -1,3 +1,9 @@
-//! Move choice: the searchless policies of the paper (and, later, MCTS).
+//! Move choice: the searchless policies of the paper and MCTS/PUCT over the same networks.
+//!
+//! - [`searchless`]: one batched forward pass over the legal moves, play the best (Ruoss et al.).
+//! - [`evaluator`]: Q(s, a) for batches of positions from any value-predicting net (MCTS leaves).
+//! - [`mcts`]: PUCT tree search with batching, solver, tree reuse and an evaluation cache.
 
+pub mod evaluator;
+pub mod mcts;
 pub mod searchless;

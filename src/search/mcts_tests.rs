@@ -1,0 +1,478 @@
+//! MCTS tests with fake evaluators (no network): PUCT arithmetic, priors, backup signs, terminal
+//! scoring, repetition in the tree, solver proofs (mate in 1, 2, 3), batching, tree reuse, the
+//! cache and stopping.
+
+use super::*;
+use crate::game::Game;
+use shakmaty::Role;
+
+/// Q(s, a) = 0.5 + material swing of the move (captures, promotions) + a small bonus for checks,
+/// for the side to move; counts its calls.
+#[derive(Default)]
+struct MaterialEval {
+    calls: usize,
+    max_batch: usize,
+    positions: usize,
+}
+
+fn value_of(role: Role) -> f32 {
+    match role {
+        Role::Pawn => 1.0,
+        Role::Knight | Role::Bishop => 3.0,
+        Role::Rook => 5.0,
+        Role::Queen => 9.0,
+        Role::King => 0.0,
+    }
+}
+
+impl Evaluator for MaterialEval {
+    fn evaluate(&mut self, batch: &[EvalRequest]) -> Result<Vec<Vec<f32>>, ModelError> {
+        self.calls += 1;
+        self.max_batch = self.max_batch.max(batch.len());
+        self.positions += batch.len();
+        Ok(batch
+            .iter()
+            .map(|r| {
+                r.moves
+                    .iter()
+                    .map(|m| {
+                        let mut gain = m.capture().map_or(0.0, value_of);
+                        gain += m.promotion().map_or(0.0, |p| value_of(p) - 1.0);
+                        let mut after = r.pos.clone();
+                        after.play_unchecked(*m);
+                        let check = if after.is_check() { 0.05 } else { 0.0 };
+                        (0.5 + 0.03 * gain + check).clamp(0.0, 0.99)
+                    })
+                    .collect()
+            })
+            .collect())
+    }
+
+    fn stats(&self) -> EvalStats {
+        EvalStats {
+            runs: self.calls as u64,
+            rows: self.positions as u64,
+            positions: self.positions as u64,
+            time: std::time::Duration::ZERO,
+        }
+    }
+}
+
+/// Q = `q` for every move.
+struct ConstEval(f32);
+
+impl Evaluator for ConstEval {
+    fn evaluate(&mut self, batch: &[EvalRequest]) -> Result<Vec<Vec<f32>>, ModelError> {
+        Ok(batch.iter().map(|r| vec![self.0; r.moves.len()]).collect())
+    }
+    fn stats(&self) -> EvalStats {
+        EvalStats::default()
+    }
+}
+
+fn params(minibatch: usize) -> MctsParams {
+    MctsParams {
+        minibatch,
+        ..MctsParams::default()
+    }
+}
+
+fn run(
+    game: &Game,
+    eval: &mut dyn Evaluator,
+    playouts: u64,
+    minibatch: usize,
+) -> (Tree, StopReason) {
+    let mut tree = Tree::new(game);
+    let mut cache = EvalCache::new(1 << 20);
+    let mut limits = Limits {
+        playouts: Some(playouts),
+        ..Limits::default()
+    };
+    let (reason, _) = search(
+        &mut tree,
+        &mut cache,
+        eval,
+        &params(minibatch),
+        &mut limits,
+        &mut |_, _, _| false,
+    );
+    (tree, reason)
+}
+
+fn no_virtual_loss_left(tree: &Tree) -> bool {
+    tree.nodes.iter().all(|n| n.vl == 0)
+}
+
+fn fen(f: &str) -> Game {
+    Game::from_fen(f, false).unwrap()
+}
+
+#[test]
+fn puct_arithmetic() {
+    let p = MctsParams::default();
+    // c(s) = 1.25 + ln((1 + N + 19652) / 19652).
+    assert!((c_puct(&p, 0.0) - (1.25 + (19653.0f64 / 19652.0).ln())).abs() < 1e-12);
+    assert!((c_puct(&p, 19652.0) - (1.25 + (39305.0f64 / 19652.0).ln())).abs() < 1e-12);
+    // Q + c·P·√N/(1 + n).
+    let s = puct_score(0.4, 0.5, 2.0, 16.0, 3.0);
+    assert!((s - (0.4 + 2.0 * 0.5 * 4.0 / 4.0)).abs() < 1e-6);
+    // More visits to the child lower its exploration term.
+    assert!(puct_score(0.4, 0.5, 2.0, 16.0, 1.0) > puct_score(0.4, 0.5, 2.0, 16.0, 2.0));
+}
+
+#[test]
+fn priors_follow_the_formula() {
+    let q = [0.5, 0.6, 0.4, 0.6, 0.1, 0.2, 0.3];
+    let p = priors(&q, 0.1, 2, 0.05);
+    let s: f32 = p.iter().sum();
+    assert!((s - 1.0).abs() < 1e-5);
+    // Two tied best moves share 0.95, every move gets 0.05 / 7.
+    let u = 0.05 / 7.0;
+    assert!((p[1] - (0.475 + u)).abs() < 1e-5 && (p[3] - p[1]).abs() < 1e-7);
+    for i in [0, 2, 4, 5, 6] {
+        assert!((p[i] - u).abs() < 1e-6, "{i}: {}", p[i]);
+    }
+    // All moves, τ = 0.1: softmax weights e^(Δq/τ).
+    let p = priors(&[0.5, 0.6], 0.1, 0, 0.0);
+    let e = (1.0f32).exp();
+    assert!((p[1] - e / (1.0 + e)).abs() < 1e-5);
+    assert!(priors(&[], 0.1, 5, 0.05).is_empty());
+}
+
+#[test]
+fn backup_alternates_signs() {
+    let game = Game::startpos();
+    let mut tree = Tree::new(&game);
+    let mut cache = EvalCache::new(1 << 20);
+    let mut eval = ConstEval(0.7);
+    let mut limits = Limits {
+        playouts: Some(1),
+        ..Limits::default()
+    };
+    let p = params(1);
+    search(
+        &mut tree,
+        &mut cache,
+        &mut eval,
+        &p,
+        &mut limits,
+        &mut |_, _, _| false,
+    );
+    // Root evaluated: V = max Q = 0.7 for White; stored from Black's side.
+    let root = tree.root();
+    assert_eq!(root.n, 1);
+    assert!((root.w - 0.3).abs() < 1e-6);
+    assert_eq!(tree.root_children().len(), 20);
+    let mut limits = Limits {
+        playouts: Some(1),
+        ..Limits::default()
+    };
+    search(
+        &mut tree,
+        &mut cache,
+        &mut eval,
+        &p,
+        &mut limits,
+        &mut |_, _, _| false,
+    );
+    // One child evaluated: 0.7 for Black to move there, i.e. 0.3 for White who moved into it.
+    let visited: Vec<&Node> = tree
+        .root_children()
+        .into_iter()
+        .filter(|c| c.n > 0)
+        .collect();
+    assert_eq!(visited.len(), 1);
+    assert!((visited[0].w - 0.3).abs() < 1e-6);
+    assert!((tree.root().w - (0.3 + 0.7)).abs() < 1e-6);
+    assert!(no_virtual_loss_left(&tree));
+}
+
+#[test]
+fn mate_in_one_is_proven_at_expansion() {
+    let game = fen("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1");
+    let mut eval = ConstEval(0.5);
+    let (tree, reason) = run(&game, &mut eval, 100, 4);
+    assert_eq!(reason, StopReason::Proven);
+    assert_eq!(tree.root().proven, Proven::Win(1));
+    let best = &tree.lines(&[], 1)[0];
+    assert_eq!(crate::game::standard_uci(&best.mv), "d1d8");
+    assert_eq!(best.mate(), Some(1));
+    assert_eq!(best.value(), 1.0);
+}
+
+#[test]
+fn terminal_children_are_scored_by_the_rules() {
+    // Qb6 stalemates (black king a8, white king c7... here: Kc7 and Qb6 leaves a8 no move).
+    let game = fen("k7/2K5/8/1Q6/8/8/8/8 w - - 0 1");
+    let mut eval = ConstEval(0.9);
+    let (tree, _) = run(&game, &mut eval, 1, 1);
+    let stalemate = tree
+        .root_children()
+        .into_iter()
+        .find(|c| crate::game::standard_uci(&c.mv.unwrap()) == "b5b6")
+        .unwrap();
+    assert_eq!(stalemate.proven, Proven::Draw);
+    assert_eq!(stalemate.net_q, 0.5);
+    // 50-move rule: with 99 halfmoves a quiet move draws.
+    let game = fen("k7/8/8/8/8/8/8/K6R w - - 99 80");
+    let (tree, _) = run(&game, &mut eval, 1, 1);
+    for c in tree.root_children() {
+        assert_eq!(c.proven, Proven::Draw, "{:?}", c.mv);
+    }
+    // ... and the root is then a proven draw.
+    assert_eq!(tree.root().proven, Proven::Draw);
+    // Insufficient material: Kxc2 leaves K v K.
+    let game = fen("8/8/8/8/8/4k3/2n5/3K4 w - - 0 1");
+    let (tree, _) = run(&game, &mut eval, 1, 1);
+    let take = tree
+        .root_children()
+        .into_iter()
+        .find(|c| crate::game::standard_uci(&c.mv.unwrap()) == "d1c2")
+        .unwrap();
+    assert_eq!(take.proven, Proven::Draw);
+}
+
+#[test]
+fn repetition_against_history_and_path() {
+    // After 1.Nf3 Nf6 2.Ng1 Ng8 the start position has occurred twice; 3.Nf3 repeats the position
+    // after 1.Nf3: a draw (0.5) in the tree, not a proof.
+    let mut game = Game::startpos();
+    for m in ["g1f3", "g8f6", "f3g1", "f6g8"] {
+        game.push_uci(m).unwrap();
+    }
+    let mut eval = ConstEval(0.9);
+    let (tree, _) = run(&game, &mut eval, 1, 1);
+    for c in tree.root_children() {
+        let uci = crate::game::standard_uci(&c.mv.unwrap());
+        let rep = uci == "g1f3";
+        assert_eq!(c.repetition, rep, "{uci}");
+        assert_eq!(c.proven, Proven::Unknown);
+        assert_eq!(c.net_q, if rep { 0.5 } else { 0.9 }, "{uci}");
+    }
+    // Within the path: from the start position, Nf3 Nf6 Ng1 Ng8 returns to the root.
+    let game = Game::startpos();
+    let (tree, _) = run(&game, &mut ConstEval(0.6), 3000, 8);
+    let mut at = 0u32;
+    for m in ["g1f3", "g8f6", "f3g1", "f6g8"] {
+        let mv = Game::startpos().parse_uci("g1f3").map(|_| ()).ok();
+        let _ = mv;
+        match tree
+            .children(at)
+            .find(|&c| crate::game::standard_uci(&tree.nodes[c as usize].mv.unwrap()) == m)
+        {
+            Some(c) if tree.nodes[c as usize].expanded || m == "f6g8" => at = c,
+            _ => return, // not reached by this search: nothing to check
+        }
+    }
+    assert!(tree.nodes[at as usize].repetition);
+}
+
+#[test]
+fn solver_proves_mates_in_two_and_three() {
+    for (f, plies) in [
+        ("4r3/1k6/pp3P2/1b5p/3R1p2/P1R2P2/1P4PP/6K1 b - - 0 35", 3),
+        ("5r1k/pp4pp/5p2/1BbQp1r1/7K/7P/1PP3P1/3R3R b - - 3 26", 3),
+        ("1rb3k1/q4rP1/4p2p/3p3p/3P1P2/2P5/2QK3P/3R2R1 w - - 1 30", 3),
+        ("4rr1k/p1Qn2pp/3p1q2/8/8/2P5/PP3PPP/RN3RK1 b - - 0 16", 5),
+        ("3R4/1pp1r1kp/4r1p1/p1P5/5Q2/P4PPq/1P5P/3R2K1 b - - 3 32", 5),
+    ] {
+        let game = fen(f);
+        let mut eval = MaterialEval::default();
+        let (tree, reason) = run(&game, &mut eval, 200_000, 16);
+        assert_eq!(reason, StopReason::Proven, "{f}");
+        assert_eq!(tree.root().proven, Proven::Win(plies), "{f}");
+        let best = &tree.lines(&[], 1)[0];
+        assert_eq!(best.mate(), Some((i32::from(plies) + 1) / 2), "{f}");
+        assert!(no_virtual_loss_left(&tree));
+    }
+}
+
+#[test]
+fn proven_loss_reports_negative_mate() {
+    // Black to move is mated next move whatever it does (king h8, white Qg7 protected... ):
+    // K h8, pawn h7; White Rg1-g8 threat: after ...h6/h5 Rg8#? Use a forced mate: black king a8
+    // boxed by Kc7? Simplest: 1...Ka7 / any, 2.Ra1# or similar.
+    let game = fen("k7/8/1K6/8/8/8/8/7R b - - 0 1");
+    let mut eval = MaterialEval::default();
+    let (tree, reason) = run(&game, &mut eval, 50_000, 8);
+    assert_eq!(reason, StopReason::Proven);
+    assert_eq!(tree.root().proven, Proven::Loss(2));
+    let best = &tree.lines(&[], 1)[0];
+    assert_eq!(best.mate(), Some(-1));
+}
+
+#[test]
+fn batching_gathers_leaves_and_cleans_up() {
+    let game = Game::startpos();
+    let mut eval = MaterialEval::default();
+    let (tree, reason) = run(&game, &mut eval, 400, 8);
+    // `Decided`: the best move could no longer change within the 400 playouts.
+    assert!(matches!(reason, StopReason::Limit | StopReason::Decided), "{reason:?}");
+    assert!(tree.root().n <= 400 && tree.root().n > 100, "{}", tree.root().n);
+    assert!(
+        eval.max_batch > 1 && eval.max_batch <= 8,
+        "{}",
+        eval.max_batch
+    );
+    assert!(eval.calls < 400, "{} calls", eval.calls);
+    assert!(no_virtual_loss_left(&tree));
+    // Visits add up: a node's visits are 1 (its own evaluation) + its children's.
+    for (i, n) in tree.nodes.iter().enumerate() {
+        if n.expanded && n.proven == Proven::Unknown && !n.repetition {
+            let sum: u32 = tree
+                .children(i as u32)
+                .map(|c| tree.nodes[c as usize].n)
+                .sum();
+            assert_eq!(n.n, sum + 1, "node {i}");
+        }
+    }
+}
+
+#[test]
+fn tree_reuse_keeps_the_subtree() {
+    let game = Game::startpos();
+    let mut eval = MaterialEval::default();
+    let (mut tree, _) = run(&game, &mut eval, 600, 8);
+    let lines = tree.lines(&[], 1);
+    let best = lines[0].mv;
+    let child = tree.child_by_move(0, &best).unwrap();
+    let reply = tree.ranked_children(child, &[])[0];
+    let reply_mv = tree.nodes[reply as usize].mv.unwrap();
+    let expected = tree.nodes[reply as usize].n;
+    let mut next = game.clone();
+    next.push(best).unwrap();
+    next.push(reply_mv).unwrap();
+    let kept = tree.reuse(&next);
+    assert_eq!(kept, expected);
+    assert!(kept > 0);
+    assert_eq!(tree.root().n, expected);
+    assert_eq!(tree.root_position(), next.position());
+    // Parent links and child ranges stay consistent.
+    for i in 0..tree.nodes.len() {
+        for c in tree.children(i as u32) {
+            assert_eq!(tree.nodes[c as usize].parent, i as u32);
+        }
+    }
+    // A position not below the root starts a fresh tree.
+    let other = fen("4k3/8/8/8/8/8/8/4K2R w K - 0 1");
+    assert_eq!(tree.reuse(&other), 0);
+    assert_eq!(tree.len(), 1);
+}
+
+#[test]
+fn cache_serves_repeated_positions() {
+    let game = Game::startpos();
+    let mut cache = EvalCache::new(1 << 20);
+    let mut eval = MaterialEval::default();
+    let p = params(4);
+    let mut evaluated: Vec<usize> = Vec::new();
+    for _ in 0..2 {
+        let mut tree = Tree::new(&game);
+        let mut limits = Limits {
+            playouts: Some(100),
+            ..Limits::default()
+        };
+        search(
+            &mut tree,
+            &mut cache,
+            &mut eval,
+            &p,
+            &mut limits,
+            &mut |_, _, _| false,
+        );
+        evaluated.push(eval.positions);
+    }
+    // The second search finds most positions in the cache (its tree grows in a different order
+    // because cached leaves expand at once, so a few new positions are reached).
+    assert!(evaluated[0] > 50);
+    let second = evaluated[1] - evaluated[0];
+    assert!(second * 3 < evaluated[0], "{evaluated:?}");
+    assert!(cache.hits as usize * 2 >= evaluated[0], "{} hits", cache.hits);
+    assert!(cache.hashfull() > 0);
+    // A budget too small for one entry stores nothing; clear() empties.
+    let mut small = EvalCache::new(10);
+    small.insert(1, &[0.5; 20]);
+    assert!(small.is_empty());
+    cache.clear();
+    assert!(cache.is_empty());
+}
+
+#[test]
+fn stop_from_poll_ends_the_search_cleanly() {
+    let game = Game::startpos();
+    let mut tree = Tree::new(&game);
+    let mut cache = EvalCache::new(1 << 20);
+    let mut eval = MaterialEval::default();
+    let mut limits = Limits {
+        infinite: true,
+        ..Limits::default()
+    };
+    let mut polls = 0;
+    let (reason, progress) = search(
+        &mut tree,
+        &mut cache,
+        &mut eval,
+        &params(8),
+        &mut limits,
+        &mut |_, _, _| {
+            polls += 1;
+            polls == 5
+        },
+    );
+    assert_eq!(reason, StopReason::Signal);
+    assert_eq!(polls, 5);
+    assert!(progress.playouts > 5);
+    assert!(no_virtual_loss_left(&tree));
+    assert!(!tree.lines(&[], 1).is_empty());
+}
+
+#[test]
+fn searchmoves_restrict_the_root() {
+    let game = Game::startpos();
+    let a4 = game.parse_uci("a2a4").unwrap();
+    let h3 = game.parse_uci("h2h3").unwrap();
+    let mut tree = Tree::new(&game);
+    let mut cache = EvalCache::new(1 << 20);
+    let mut limits = Limits {
+        playouts: Some(200),
+        searchmoves: vec![a4, h3],
+        ..Limits::default()
+    };
+    search(
+        &mut tree,
+        &mut cache,
+        &mut MaterialEval::default(),
+        &params(4),
+        &mut limits,
+        &mut |_, _, _| false,
+    );
+    let lines = tree.lines(&limits.searchmoves, 10);
+    assert_eq!(lines.len(), 2);
+    for c in tree.root_children() {
+        if c.mv != Some(a4) && c.mv != Some(h3) {
+            assert_eq!(c.n, 0);
+        }
+    }
+}
+
+#[test]
+fn early_stop_when_the_best_move_is_decided() {
+    // With one legal move and a clock the search returns at once.
+    let game = fen("k7/p7/8/8/8/8/1r6/K7 w - - 0 1");
+    let mut tree = Tree::new(&game);
+    let mut limits = Limits {
+        deadline: Some(Instant::now() + std::time::Duration::from_secs(60)),
+        ..Limits::default()
+    };
+    let (reason, p) = search(
+        &mut tree,
+        &mut EvalCache::new(1 << 20),
+        &mut MaterialEval::default(),
+        &params(4),
+        &mut limits,
+        &mut |_, _, _| false,
+    );
+    assert_eq!(reason, StopReason::OnlyMove);
+    assert_eq!(p.playouts, 1);
+}
