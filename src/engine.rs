@@ -263,6 +263,8 @@ impl Engine {
                     self.rng = Rng::new(seed);
                 }
                 self.set_position(StartPosition::StartPos, Vec::new());
+                // The MCTS tree and cache belong to the old game.
+                self.send(Job::NewGame);
             }
             Command::Position { start, moves } => self.set_position(start, moves),
             Command::Go(go) => self.go(go),
@@ -438,7 +440,14 @@ impl Engine {
             u: self.rng.next_f64(),
             infinite: go.infinite,
             ponder: go.ponder,
-            optimum_ms: if timed { budget.optimum_ms } else { None },
+            optimum_ms: if timed { budget.search_ms() } else { None },
+            ponder_optimum_ms: if go.ponder && !go.infinite {
+                budget.search_ms()
+            } else {
+                None
+            },
+            nodes: go.nodes,
+            depth: go.depth,
             shared: Arc::clone(&shared),
             signals: sig_rx,
             fallback: fallback.clone(),

@@ -18,7 +18,24 @@ pub struct TimeBudget {
     pub hard_ms: Option<u64>,
 }
 
+/// Milliseconds a search keeps between its own deadline and the hard limit (the final network
+/// batch and the output must fit in it).
+pub const SEARCH_MARGIN_MS: u64 = 25;
+
 impl TimeBudget {
+    /// When a search that uses all its time (MCTS) should stop, in ms from the clock's start:
+    /// the optimum, but at least [`SEARCH_MARGIN_MS`] (or a tenth of the hard limit, if less)
+    /// before the hard limit so the answer never races the watchdog; `None` without a limit.
+    pub fn search_ms(&self) -> Option<u64> {
+        match (self.optimum_ms, self.hard_ms) {
+            (Some(o), Some(h)) => {
+                let margin = SEARCH_MARGIN_MS.min(h / 10);
+                Some(o.min(h.saturating_sub(margin)).max(1))
+            }
+            (o, _) => o,
+        }
+    }
+
     /// No limit (`go infinite`, `go depth`, `go nodes`, `go mate`, bare `go`).
     pub const UNLIMITED: TimeBudget = TimeBudget {
         optimum_ms: None,
@@ -92,6 +109,26 @@ mod tests {
             ..go()
         };
         assert_eq!(budget(&g, false, 30), TimeBudget::UNLIMITED);
+    }
+
+    #[test]
+    fn search_deadline_stays_before_the_hard_limit() {
+        let b = TimeBudget {
+            optimum_ms: Some(1000),
+            hard_ms: Some(1000),
+        };
+        assert_eq!(b.search_ms(), Some(975));
+        let b = TimeBudget {
+            optimum_ms: Some(300),
+            hard_ms: Some(1200),
+        };
+        assert_eq!(b.search_ms(), Some(300));
+        let b = TimeBudget {
+            optimum_ms: Some(100),
+            hard_ms: Some(100),
+        };
+        assert_eq!(b.search_ms(), Some(90));
+        assert_eq!(TimeBudget::UNLIMITED.search_ms(), None);
     }
 
     #[test]

@@ -12,6 +12,8 @@ use super::{load_model, panic_message, LoadKey};
 use crate::game::Game;
 use crate::model::buckets::win_prob_to_cp;
 use crate::model::{Model, ModelInfo};
+use crate::search::evaluator::NetEvaluator;
+use crate::search::mcts::{self, EvalCache, Limits, Progress, RootLine, StopReason, Tree};
 use crate::search::searchless::{self, Analysis};
 use crate::uci::output::{format_bestmove, format_info, BestMove, Info, Score, Wdl};
 use crate::uci::Settings;
@@ -64,6 +66,8 @@ pub enum Job {
     },
     /// Run a `go`.
     Search(Box<SearchJob>),
+    /// `ucinewgame`: drop the MCTS tree and evaluation cache.
+    NewGame,
 }
 
 /// One `go`.
@@ -87,6 +91,12 @@ pub struct SearchJob {
     /// Optimum time in ms from `start` (None: no limit, or a ponder search whose clock has not
     /// started); the hard limit is enforced by the engine's watchdog.
     pub optimum_ms: Option<u64>,
+    /// For a ponder search: the optimum in ms from `ponderhit`.
+    pub ponder_optimum_ms: Option<u64>,
+    /// `go nodes N` (MCTS: playouts).
+    pub nodes: Option<u64>,
+    /// `go depth D` (MCTS: mean playout depth).
+    pub depth: Option<u32>,
     /// The once-only answer.
     pub shared: Arc<SearchShared>,
     /// `stop` / `ponderhit`.
@@ -153,6 +163,65 @@ impl SearchShared {
     }
 }
 
+/// Signals an MCTS search consumed while it ran.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SignalsSeen {
+    /// `stop` arrived.
+    pub stop: bool,
+    /// `ponderhit` arrived.
+    pub ponderhit: bool,
+}
+
+/// How often MCTS prints its progress `info` lines.
+pub const MCTS_INFO_INTERVAL: std::time::Duration = std::time::Duration::from_millis(1000);
+
+/// The `info` lines for an MCTS tree: one per MultiPV entry, ranked by the root move order
+/// ([`Tree::lines`]); `score mate N` when the line is proven, else cp from Q.
+pub fn mcts_info_lines(
+    tree: &Tree,
+    game: &Game,
+    filter: &[Move],
+    progress: &Progress,
+    settings: &Settings,
+) -> Vec<String> {
+    let elapsed_ms = progress.start.elapsed().as_millis() as u64;
+    tree.lines(filter, settings.multipv)
+        .iter()
+        .enumerate()
+        .map(|(rank, line)| {
+            let value = line.value();
+            format_info(&Info {
+                depth: progress.mean_depth().max(1),
+                seldepth: progress.seldepth.max(1),
+                multipv: rank as u32 + 1,
+                score: match line.mate() {
+                    Some(m) => Score::Mate(m),
+                    None => Score::Cp(win_prob_to_cp(value)),
+                },
+                wdl: settings.show_wdl.then(|| Wdl::from_win_prob(value)),
+                nodes: u64::from(tree.root().n),
+                nps: progress.nps(),
+                time_ms: elapsed_ms,
+                hashfull: Some(progress.hashfull),
+                pv: pv_uci(game, line),
+            })
+        })
+        .collect()
+}
+
+/// The line's moves in the GUI's notation (Chess960-aware), played from the game's position.
+fn pv_uci(game: &Game, line: &RootLine) -> Vec<String> {
+    let mut g = game.clone();
+    let mut out = Vec::with_capacity(line.pv.len());
+    for mv in &line.pv {
+        out.push(g.move_to_uci(mv));
+        if g.push(*mv).is_err() {
+            break;
+        }
+    }
+    out
+}
+
 /// The worker's state.
 pub struct Worker {
     out: Out,
@@ -164,6 +233,10 @@ pub struct Worker {
     released: bool,
     /// Measured milliseconds per network row (moving average), for time planning.
     row_ms: Option<f64>,
+    /// The MCTS tree kept between moves (reused when the next position lies below its root).
+    tree: Option<Tree>,
+    /// MCTS network results by position.
+    cache: EvalCache,
 }
 
 /// How many rows fit in `left_ms` at `row_ms` each; the first batch has at least
@@ -217,6 +290,8 @@ impl Worker {
             pending,
             released: false,
             row_ms: None,
+            tree: None,
+            cache: EvalCache::new(0),
         }
     }
 
@@ -264,6 +339,11 @@ impl Worker {
                 let _ = reply.send(report);
             }
             Job::Search(s) => self.search(*s),
+            Job::NewGame => {
+                self.tree = None;
+                self.cache.clear();
+                self.release();
+            }
         }
     }
 
@@ -361,6 +441,7 @@ impl Worker {
     }
 
     fn search(&mut self, job: SearchJob) {
+        let mut seen = SignalsSeen::default();
         let (lines, best) = if job.game.legal_moves().is_empty() {
             (
                 Vec::new(),
@@ -374,7 +455,12 @@ impl Worker {
                 .error("no network loaded; playing a fallback move (set WeightsFile)");
             (Vec::new(), job.fallback.clone())
         } else {
-            match self.think(&job) {
+            let result = if job.settings.mcts {
+                self.think_mcts(&job, &mut seen)
+            } else {
+                self.think(&job)
+            };
+            match result {
                 Ok(r) => r,
                 Err(e) => {
                     self.out.error(&format!("{e}; playing a fallback move"));
@@ -382,7 +468,11 @@ impl Worker {
                 }
             }
         };
-        if job.infinite || job.ponder {
+        if seen.stop || (seen.ponderhit && !job.infinite) {
+            // MCTS handled `stop` / `ponderhit` itself: answer now.
+            self.release();
+            job.shared.answer(&lines, &best);
+        } else if job.infinite || job.ponder {
             // UCI: no bestmove before `stop` (or `ponderhit` for a ponder search).
             job.shared.print_if_open(&lines);
             loop {
@@ -469,6 +559,112 @@ impl Worker {
         Ok((merged, done < n))
     }
 
+    /// MCTS (`SearchMode mcts`): searches until a limit, `stop`, or a proof; prints progress every
+    /// [`MCTS_INFO_INTERVAL`]; returns the final info lines and the best move with its ponder
+    /// move. A network that cannot drive MCTS (BC) is refused with an `info string` and the
+    /// searchless policy answers instead.
+    fn think_mcts(
+        &mut self,
+        job: &SearchJob,
+        seen: &mut SignalsSeen,
+    ) -> Result<(Vec<String>, BestMove), String> {
+        let model = self.model.as_mut().ok_or("no network loaded")?;
+        let mut evaluator = match NetEvaluator::new(model) {
+            Ok(e) => e,
+            Err(e) => {
+                self.out.error(&format!("SearchMode mcts refused: {e}"));
+                return self.think(job);
+            }
+        };
+        let settings = &job.settings;
+        self.cache
+            .set_budget(settings.hash_mb.saturating_mul(1 << 20));
+        let mut tree = match self.tree.take() {
+            Some(mut t) => {
+                t.reuse(&job.game);
+                t
+            }
+            None => Tree::new(&job.game),
+        };
+        let mut limits = Limits {
+            playouts: job.nodes,
+            depth: job.depth,
+            deadline: job
+                .optimum_ms
+                .map(|ms| job.start + std::time::Duration::from_millis(ms)),
+            infinite: job.infinite || job.ponder,
+            searchmoves: job.searchmoves.clone(),
+        };
+        let mut last_info = Instant::now();
+        let out_shared = Arc::clone(&job.shared);
+        let cache = &mut self.cache;
+        let (reason, progress) = {
+            let mut poll = |tree: &Tree, limits: &mut Limits, progress: &Progress| {
+                while let Ok(sig) = job.signals.try_recv() {
+                    match sig {
+                        Signal::Stop => {
+                            seen.stop = true;
+                            return true;
+                        }
+                        Signal::PonderHit => {
+                            seen.ponderhit = true;
+                            if !job.infinite {
+                                limits.infinite = false;
+                                limits.deadline = job.ponder_optimum_ms.map(|ms| {
+                                    Instant::now() + std::time::Duration::from_millis(ms)
+                                });
+                            }
+                        }
+                    }
+                }
+                if last_info.elapsed() >= MCTS_INFO_INTERVAL {
+                    last_info = Instant::now();
+                    let lines =
+                        mcts_info_lines(tree, &job.game, &limits.searchmoves, progress, settings);
+                    out_shared.print_if_open(&lines);
+                }
+                false
+            };
+            mcts::search(
+                &mut tree,
+                cache,
+                &mut evaluator,
+                &settings.mcts_params,
+                &mut limits,
+                &mut poll,
+            )
+        };
+        if let StopReason::Error(e) = &reason {
+            self.out
+                .error(&format!("network evaluation failed during MCTS: {e}"));
+        }
+        let lines = mcts_info_lines(&tree, &job.game, &limits.searchmoves, &progress, settings);
+        let top = tree.lines(&limits.searchmoves, 1);
+        let best = match top.first() {
+            Some(line) if line.visits > 0 || line.proven != mcts::Proven::Unknown => {
+                let pv = pv_uci(&job.game, line);
+                BestMove {
+                    mv: pv.first().cloned(),
+                    ponder: pv.get(1).cloned(),
+                }
+            }
+            _ if tree.is_empty() => {
+                self.tree = None;
+                return Err(match reason {
+                    StopReason::Error(e) => format!("network evaluation failed: {e}"),
+                    _ => "MCTS ended before the first evaluation".into(),
+                });
+            }
+            Some(line) => BestMove {
+                mv: Some(job.game.move_to_uci(&line.mv)),
+                ponder: None,
+            },
+            None => job.fallback.clone(),
+        };
+        self.tree = Some(tree);
+        Ok((lines, best))
+    }
+
     /// Runs the policy; returns the info lines and the best move.
     fn think(&mut self, job: &SearchJob) -> Result<(Vec<String>, BestMove), String> {
         let (analysis, partial) = self.evaluate(job)?;
@@ -534,6 +730,7 @@ impl Worker {
                     nodes,
                     nps,
                     time_ms: elapsed_ms,
+                    hashfull: None,
                     pv,
                 })
             })

@@ -778,6 +778,11 @@ pub struct Progress {
     pub collisions: u64,
     /// Network counters of this search.
     pub eval: EvalStats,
+    /// The evaluation cache's fill, per mille (UCI `hashfull`).
+    pub hashfull: u32,
+    /// Wall time of the last minibatch (gather, network, backup): a deadline is not started
+    /// on when less than this is left.
+    pub last_batch: std::time::Duration,
 }
 
 impl Progress {
@@ -839,6 +844,8 @@ pub fn search(
         seldepth: 0,
         collisions: 0,
         eval: EvalStats::default(),
+        hashfull: cache.hashfull(),
+        last_batch: std::time::Duration::ZERO,
     };
     let minibatch = params.minibatch.max(1);
     let legal_root = tree.root_pos.legal_moves();
@@ -864,6 +871,7 @@ pub fn search(
             break StopReason::TreeFull;
         }
         // Gather a minibatch.
+        let batch_start = Instant::now();
         let mut pending: Vec<(Vec<u32>, Chess, Vec<u64>, u64, Vec<Move>)> = Vec::new();
         let mut requests: Vec<EvalRequest> = Vec::new();
         for _ in 0..minibatch {
@@ -921,11 +929,14 @@ pub fn search(
             }
         }
         progress.eval = delta(evaluator.stats(), base);
+        progress.hashfull = cache.hashfull();
+        progress.last_batch = batch_start.elapsed();
         if poll(tree, limits, &progress) {
             break StopReason::Signal;
         }
     };
     progress.eval = delta(evaluator.stats(), base);
+    progress.hashfull = cache.hashfull();
     (reason, progress)
 }
 
@@ -960,7 +971,7 @@ fn limit_reached(tree: &Tree, limits: &Limits, progress: &Progress) -> Option<St
     }
     let now = Instant::now();
     if let Some(deadline) = limits.deadline {
-        if now >= deadline {
+        if now + progress.last_batch >= deadline {
             return Some(StopReason::Limit);
         }
     }

@@ -308,8 +308,15 @@ fn batching_gathers_leaves_and_cleans_up() {
     let mut eval = MaterialEval::default();
     let (tree, reason) = run(&game, &mut eval, 400, 8);
     // `Decided`: the best move could no longer change within the 400 playouts.
-    assert!(matches!(reason, StopReason::Limit | StopReason::Decided), "{reason:?}");
-    assert!(tree.root().n <= 400 && tree.root().n > 100, "{}", tree.root().n);
+    assert!(
+        matches!(reason, StopReason::Limit | StopReason::Decided),
+        "{reason:?}"
+    );
+    assert!(
+        tree.root().n <= 400 && tree.root().n > 100,
+        "{}",
+        tree.root().n
+    );
     assert!(
         eval.max_batch > 1 && eval.max_batch <= 8,
         "{}",
@@ -388,7 +395,11 @@ fn cache_serves_repeated_positions() {
     assert!(evaluated[0] > 50);
     let second = evaluated[1] - evaluated[0];
     assert!(second * 3 < evaluated[0], "{evaluated:?}");
-    assert!(cache.hits as usize * 2 >= evaluated[0], "{} hits", cache.hits);
+    assert!(
+        cache.hits as usize * 2 >= evaluated[0],
+        "{} hits",
+        cache.hits
+    );
     assert!(cache.hashfull() > 0);
     // A budget too small for one entry stores nothing; clear() empties.
     let mut small = EvalCache::new(10);

@@ -5,6 +5,7 @@
 //! error and the previous value is kept.
 
 use crate::model::Backend;
+use crate::search::mcts::MctsParams;
 
 /// Name of the network-file option; `<embedded>` selects the net built into the binary.
 pub const WEIGHTS_FILE: &str = "WeightsFile";
@@ -30,6 +31,25 @@ pub const TEMP_DECAY_MOVES: &str = "TempDecayMoves";
 pub const SEED: &str = "Seed";
 /// Log file option.
 pub const LOG_FILE: &str = "LogFile";
+
+/// Search mode option: `searchless` (the paper's policy) or `mcts`.
+pub const SEARCH_MODE: &str = "SearchMode";
+/// PUCT c_init option.
+pub const CPUCT: &str = "CPuct";
+/// PUCT c_base option.
+pub const CPUCT_BASE: &str = "CPuctBase";
+/// First-play-urgency reduction option.
+pub const FPU_REDUCTION: &str = "FpuReduction";
+/// Prior softmax temperature option.
+pub const POLICY_TEMPERATURE: &str = "PolicyTemperature";
+/// Prior top-k option.
+pub const POLICY_TOP_K: &str = "PolicyTopK";
+/// Prior uniform-mix option.
+pub const POLICY_UNIFORM_MIX: &str = "PolicyUniformMix";
+/// MCTS minibatch option.
+pub const MINIBATCH_SIZE: &str = "MinibatchSize";
+/// Evaluation cache size option (MB).
+pub const HASH: &str = "Hash";
 
 /// The value written for the embedded net.
 pub const EMBEDDED: &str = "<embedded>";
@@ -164,6 +184,51 @@ pub fn declarations(cores: usize) -> Vec<OptionDecl> {
             help: "random seed for Temperature; 0 draws a fresh seed, other values repeat at each ucinewgame",
         },
         OptionDecl {
+            name: SEARCH_MODE,
+            kind: OptionKind::Combo { default: "searchless", vars: &["searchless", "mcts"] },
+            help: "searchless: one batched pass, play the best move (the paper); mcts: PUCT tree search on the same net",
+        },
+        OptionDecl {
+            name: HASH,
+            kind: OptionKind::Spin { default: 64, min: 1, max: 65536 },
+            help: "MCTS: MB for the cache of network results by position",
+        },
+        OptionDecl {
+            name: CPUCT,
+            kind: OptionKind::Float { default: 1.25, min: 0.0, max: 100.0 },
+            help: "MCTS: c_init of c(s) = c_init + ln((1 + N + c_base)/c_base) (AlphaZero)",
+        },
+        OptionDecl {
+            name: CPUCT_BASE,
+            kind: OptionKind::Float { default: 19652.0, min: 1.0, max: 1e9 },
+            help: "MCTS: c_base of c(s) (AlphaZero)",
+        },
+        OptionDecl {
+            name: FPU_REDUCTION,
+            kind: OptionKind::Float { default: 0.3, min: -1.0, max: 1.0 },
+            help: "MCTS: unvisited move's Q = parent Q minus this times sqrt(visited prior mass) (Lc0 FPU)",
+        },
+        OptionDecl {
+            name: POLICY_TEMPERATURE,
+            kind: OptionKind::Float { default: 0.1, min: 0.0, max: 10.0 },
+            help: "MCTS: priors = softmax(Q / this) over the top PolicyTopK moves, Q in win probability",
+        },
+        OptionDecl {
+            name: POLICY_TOP_K,
+            kind: OptionKind::Spin { default: 5, min: 0, max: 256 },
+            help: "MCTS: moves that share the softmax prior (0 = all)",
+        },
+        OptionDecl {
+            name: POLICY_UNIFORM_MIX,
+            kind: OptionKind::Float { default: 0.05, min: 0.0, max: 1.0 },
+            help: "MCTS: share of the prior spread uniformly over all legal moves",
+        },
+        OptionDecl {
+            name: MINIBATCH_SIZE,
+            kind: OptionKind::Spin { default: 16, min: 1, max: 1024 },
+            help: "MCTS: leaves gathered (with virtual loss) per network run",
+        },
+        OptionDecl {
             name: LOG_FILE,
             kind: OptionKind::Text { default: "" },
             help: "append every UCI line in (>>) and out (<<) to this file; empty disables",
@@ -198,6 +263,13 @@ pub struct Settings {
     pub seed: u64,
     /// `LogFile`; `None` when empty.
     pub log_file: Option<String>,
+    /// `SearchMode` is `mcts`.
+    pub mcts: bool,
+    /// `Hash` in MB (MCTS evaluation cache).
+    pub hash_mb: usize,
+    /// MCTS parameters (`CPuct`, `CPuctBase`, `FpuReduction`, `PolicyTemperature`,
+    /// `PolicyTopK`, `PolicyUniformMix`, `MinibatchSize`).
+    pub mcts_params: MctsParams,
 }
 
 /// Declarations plus current values.
@@ -337,6 +409,17 @@ impl Options {
                 None
             } else {
                 Some(log.to_string())
+            },
+            mcts: self.text(SEARCH_MODE) == "mcts",
+            hash_mb: self.int(HASH).max(1) as usize,
+            mcts_params: MctsParams {
+                c_puct: self.float(CPUCT) as f32,
+                c_puct_base: self.float(CPUCT_BASE) as f32,
+                fpu_reduction: self.float(FPU_REDUCTION) as f32,
+                policy_temperature: self.float(POLICY_TEMPERATURE) as f32,
+                policy_top_k: self.int(POLICY_TOP_K).max(0) as usize,
+                policy_uniform_mix: self.float(POLICY_UNIFORM_MIX) as f32,
+                minibatch: self.int(MINIBATCH_SIZE).max(1) as usize,
             },
         }
     }

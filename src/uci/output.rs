@@ -63,6 +63,8 @@ pub struct Info {
     pub nps: u64,
     /// Milliseconds since `go`.
     pub time_ms: u64,
+    /// Cache fill per mille (UCI `hashfull`), written when `Some`.
+    pub hashfull: Option<u32>,
     /// Principal variation, UCI moves.
     pub pv: Vec<String>,
 }
@@ -90,12 +92,11 @@ pub fn format_info(info: &Info) -> String {
     if let Some(w) = info.wdl {
         write!(s, " wdl {} {} {}", w.win, w.draw, w.loss).expect("String write");
     }
-    write!(
-        s,
-        " nodes {} nps {} time {}",
-        info.nodes, info.nps, info.time_ms
-    )
-    .expect("String write");
+    write!(s, " nodes {} nps {}", info.nodes, info.nps).expect("String write");
+    if let Some(h) = info.hashfull {
+        write!(s, " hashfull {h}").expect("String write");
+    }
+    write!(s, " time {}", info.time_ms).expect("String write");
     if !info.pv.is_empty() {
         s.push_str(" pv ");
         s.push_str(&info.pv.join(" "));

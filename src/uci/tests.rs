@@ -244,6 +244,7 @@ fn info_formatting() {
         nodes: 20,
         nps: 1000,
         time_ms: 20,
+        hashfull: None,
         pv: vec!["e2e4".into()],
     };
     assert_eq!(
