@@ -8,6 +8,7 @@
 //! (position, move) pair for AV and SV, a whole position for BC and the one-pass MAV kind.
 
 pub mod matmul;
+pub mod mcts;
 
 use crate::engine::{eval_table, load_model, LoadKey};
 use crate::game::Game;
@@ -112,6 +113,15 @@ pub struct BenchArgs {
     /// Skip the MatMul reference measurement.
     #[arg(long)]
     pub no_matmul: bool,
+    /// Bench MCTS instead of the searchless policy: `--nodes` playouts from each position.
+    #[arg(long)]
+    pub mcts: bool,
+    /// MCTS playouts per position (with `--mcts`).
+    #[arg(long, default_value_t = 400)]
+    pub nodes: u64,
+    /// MCTS leaves per network run (with `--mcts`; the UCI option MinibatchSize).
+    #[arg(long, default_value_t = 16)]
+    pub minibatch: usize,
 }
 
 /// Options of `glimpse eval`.
@@ -126,7 +136,7 @@ pub struct EvalArgs {
 }
 
 /// FNV-1a 64-bit, for the bench signature.
-fn fnv1a(hash: u64, bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a(hash: u64, bytes: &[u8]) -> u64 {
     bytes.iter().fold(hash, |h, &b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })
@@ -183,6 +193,9 @@ pub fn bench(args: &BenchArgs) -> i32 {
             return 1;
         }
     };
+    if args.mcts {
+        return mcts::bench_mcts(args, &mut model, &games);
+    }
     // Warm-up: the first runs allocate buffers and pick kernels.
     for g in games.iter().take(2) {
         if let Err(e) = searchless::analyse(&mut model, g, &[]) {

@@ -748,6 +748,9 @@ enum Leaf {
     Collision { path: Vec<u32> },
 }
 
+/// A leaf waiting for the network: path, position, hash stack, its hash, its legal moves.
+type PendingLeaf = (Vec<u32>, Chess, Vec<u64>, u64, Vec<Move>);
+
 /// Limits of one search; the poll callback may change them (e.g. `ponderhit` sets a deadline).
 #[derive(Debug, Clone, Default)]
 pub struct Limits {
@@ -872,7 +875,7 @@ pub fn search(
         }
         // Gather a minibatch.
         let batch_start = Instant::now();
-        let mut pending: Vec<(Vec<u32>, Chess, Vec<u64>, u64, Vec<Move>)> = Vec::new();
+        let mut pending: Vec<PendingLeaf> = Vec::new();
         let mut requests: Vec<EvalRequest> = Vec::new();
         for _ in 0..minibatch {
             if let Some(cap) = limits.playouts {
