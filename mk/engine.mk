@@ -10,6 +10,7 @@ test-rust: ort test-models
 	$(ORT_ENV) cargo test --release
 
 # Fixed positions: median ms per move, evaluations/s, GFLOP/s against ORT's MatMul rate, signature.
-# `make bench WEIGHTS=net.onnx THREADS=2` benches another net or thread count.
+# `make bench WEIGHTS=net.onnx THREADS=2` benches another net or thread count;
+# `make bench MCTS=400` benches MCTS with 400 playouts per position instead.
 bench: build
-	$(ORT_ENV) $(BIN) bench $(if $(WEIGHTS),--weights $(WEIGHTS)) $(if $(THREADS),--threads $(THREADS))
+	$(ORT_ENV) $(BIN) bench $(if $(WEIGHTS),--weights $(WEIGHTS)) $(if $(THREADS),--threads $(THREADS)) $(if $(MCTS),--mcts --nodes $(MCTS))
