@@ -296,9 +296,10 @@ pub struct Tree {
     chess960: bool,
 }
 
-/// Most nodes a tree may hold (about 64 bytes each); the search stops when a playout would
-/// exceed it.
-pub const MAX_NODES: usize = 40_000_000;
+/// Most nodes a tree may hold (56 bytes each, so about 560 MB; a child is a node, so this is
+/// reached after roughly 300,000 expansions, minutes of `go infinite` on a CPU). The search
+/// stops there (Lc0's RAM limit plays the same role).
+pub const MAX_NODES: usize = 10_000_000;
 
 impl Tree {
     /// A fresh tree at the game's current position.
