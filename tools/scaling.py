@@ -22,12 +22,15 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import asyncio
 import datetime as dt
 import json
 import math
 import sys
 from pathlib import Path
 from typing import Any
+
+import chess.engine
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import enginelib as el  # noqa: E402
@@ -207,7 +210,11 @@ def main(argv: list[str] | None = None) -> int:
             args.concurrency, match_tool.adjudication_from_args(args), pgn_out=f"{out}-n{n}.pgn",
             json_out=f"{out}-n{n}.json", event=f"Glimpse scaling: {n} playouts",
             timemargin=args.timemargin, stall_timeout=args.stall_timeout, quiet=args.quiet, tc_b=tc_b)
-        s = match_tool.run_match(cfg)
+        try:
+            s = match_tool.run_match(cfg)
+        except (chess.engine.EngineError, chess.engine.EngineTerminatedError, OSError, asyncio.TimeoutError) as err:
+            el.eprint(f"scaling.py: error: an engine failed to start or be configured: {err}")
+            return 2
         engines = engines or s["engines"]
         rows.append(row_from_summary(n, s))
         if s["interrupted"]:
