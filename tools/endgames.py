@@ -5,10 +5,12 @@ The script builds N random legal K+Q vs K and N K+R vs K positions (seeded), the
 move, and plays each once from its FEN with engine A (Glimpse by default, any options) as the strong
 side against engine B (Stockfish at full strength by default) defending the bare king. Games are
 played by tools/match.py (same clock, fault handling and PGN), one game per position. A game ends at
-checkmate, stalemate, insufficient material (the lone piece was lost), a draw that the side to move
-can claim (50-move rule, threefold repetition: python-chess ``outcome(claim_draw=True)``, as in every
-match of these tools), or a fault (time forfeit, illegal move, crash, stall). Only checkmate counts
-as converted. Output: a line per position, a table, a summary per material (mated x/N, mean, median
+checkmate, stalemate, insufficient material (the lone piece was lost), a draw that the defender
+claims on its move (50-move rule, threefold repetition: python-chess ``outcome(claim_draw=True)``,
+which includes a claim with the move about to be made), or a fault (time forfeit, illegal move,
+crash, stall). The strong side never claims: a position where its next move *could* repeat a third
+time does not end the game (``--claims any`` lets either side claim, as match.py does). Only
+checkmate counts as converted. Output: a line per position, a table, a summary per material (mated x/N, mean, median
 and max moves to mate, failures by reason), a JSON file and a PGN file.
 
 Examples::
@@ -224,8 +226,9 @@ class EndgameRun(match_tool.Match):
             f"  B: {self.infos['B'].header_line()}",
             f"  Time control: {c.tc.describe()}" + (f" (A), {c.tc_b.describe()} (B)" if c.tc_b else "")
             + f"; time margin {c.timemargin} ms",
-            "  Ends: checkmate, stalemate, piece lost, a draw claimable by the side to move (50-move rule, "
-            "threefold repetition), or a fault",
+            "  Ends: checkmate, stalemate, piece lost, a draw claimed by "
+            + ("the side to move" if c.draw_claims == "both" else "the defender on its move")
+            + " (50-move rule, threefold repetition), or a fault",
             f"  Concurrency: {c.concurrency}" + (" (Threads=1 per engine)" if c.concurrency > 1 else ""),
             f"  Host: {platform.node()} {platform.machine()}, {el.cpu_count()} CPUs; python-chess {chess.__version__}",
         ]
@@ -286,6 +289,7 @@ class EndgameRun(match_tool.Match):
         rows = self.rows()
         s["endgames"] = {
             "seed": self.seed, "strong": self.strong,
+            "draw_claims": "defender" if self.cfg.draw_claims == "B" else "any",
             "positions_planned": [dataclasses.asdict(p) | {"strong": "white" if p.strong else "black"}
                                   for p in self.positions],
             "per_material": material_summary(rows),
@@ -325,6 +329,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strong", choices=("random", "white", "black"), default="random",
                    help="colour of the strong side (default: random per position)")
     p.add_argument("--seed", type=int, default=1, help="seed of the positions (default 1)")
+    p.add_argument("--claims", choices=("defender", "any"), default="defender",
+                   help="who may claim a threefold repetition or 50-move draw on its move: the defender only "
+                        "(default), or either side (python-chess claim_draw=True on every move, as match.py)")
     p.add_argument("--concurrency", type=int, default=1,
                    help="games at once (default 1); with >1 each engine gets Threads=1 unless set")
     p.add_argument("--timemargin", type=int, default=0, metavar="MS",
@@ -361,7 +368,8 @@ def main(argv: list[str] | None = None) -> int:
         spec_a, spec_b, match_tool.time_control_from_args(args), len(positions), None,
         seed=args.seed, concurrency=args.concurrency, pgn_out=out + ".pgn", json_out=out + ".json",
         event="Glimpse endgames", timemargin=args.timemargin, stall_timeout=args.stall_timeout,
-        quiet=args.quiet, tc_b=match_tool.b_time_control_from_args(args))
+        quiet=args.quiet, tc_b=match_tool.b_time_control_from_args(args),
+        draw_claims="B" if args.claims == "defender" else "both")
     summary = run(cfg, positions, args.seed, args.strong)
     return 130 if summary.get("interrupted") else 0
 

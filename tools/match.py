@@ -306,7 +306,10 @@ async def play_game(number: int, opening: el.Opening, a_white: bool, slots: dict
             # Ctrl-C: a cancellation that Python 3.11's wait_for can lose (it returns the result when
             # the engine answers in the same instant) must still end the game.
             raise asyncio.CancelledError()
-        outcome = board.outcome(claim_draw=True)
+        # A draw that the side to move can claim (threefold repetition, 50-move rule, also by the
+        # move it is about to make) ends the game, when that side may claim (draw_claims).
+        claims = getattr(args, "draw_claims", "both")
+        outcome = board.outcome(claim_draw=claims == "both" or side_of(board.turn, a_white) == claims)
         if outcome is not None:
             res.outcome = outcome.termination.name
             return _finish(res, game, node, board, outcome.result(), "normal", _outcome_text(outcome))
@@ -482,6 +485,11 @@ class MatchConfig:
     stop_event: Any = None  # asyncio.Event set on Ctrl-C (filled in by Match.run_async)
     #: Engine B's own limit (None: the same as ``tc``), e.g. A at fixed nodes against B on a clock.
     tc_b: TimeControl | None = None
+    #: Who may claim a draw (threefold repetition, 50-move rule) on its move: "both" (python-chess
+    #: ``outcome(claim_draw=True)`` for every move, the default), or only "A" or "B" (the other
+    #: side's turn then ends only on the automatic draws: fivefold, 75 moves). tools/endgames.py uses
+    #: "B", the defender, so that the strong side is not stopped for a repetition it could avoid.
+    draw_claims: str = "both"
     #: Explicit games as (opening, A plays White) pairs instead of the book (then ``games`` must be
     #: their number); tools/endgames.py plays each test position once this way.
     jobs: list[tuple[el.Opening, bool]] | None = None

@@ -33,13 +33,17 @@ def fake(*args: str, name: str = "Fake") -> el.EngineSpec:
 
 
 def play(fen: str, spec_a: el.EngineSpec, spec_b: el.EngineSpec,
-         tc: match_tool.TimeControl | None = None) -> dict:
-    """Plays one position with A as the side to move; returns the classified row."""
+         tc: match_tool.TimeControl | None = None, claims: str = "B") -> dict:
+    """Plays one position with A as the side to move; returns the classified row.
+
+    ``claims`` is MatchConfig.draw_claims: "B" (the defender only, endgames.py's default) or "both".
+    """
     board = chess.Board(fen)
     pos = endgames.Position("T-01", "KQK", board.fen(), board.turn)
     with tempfile.TemporaryDirectory() as tmp:
         cfg = match_tool.MatchConfig(spec_a, spec_b, tc or match_tool.TimeControl(depth=1), 1, None,
-                                     pgn_out=f"{tmp}/e.pgn", json_out=f"{tmp}/e.json", quiet=True)
+                                     pgn_out=f"{tmp}/e.pgn", json_out=f"{tmp}/e.json", quiet=True,
+                                     draw_claims=claims)
         summary = endgames.run(cfg, [pos], 1, "random")
         on_disk = json.loads(Path(f"{tmp}/e.json").read_text())
     rows = summary["endgames"]["positions"]
@@ -145,6 +149,17 @@ class ClassificationTest(unittest.TestCase):
                  fake("--moves", "h8g8,g8h8,h8g8,g8h8,h8g8"))
         self.assertEqual((r["outcome"], r["result"]), ("repetition", "1/2-1/2"))
         self.assertLessEqual(r["plies"], 8)
+
+    def test_only_the_defender_claims(self) -> None:
+        # After these 8 plies White (the strong side) could claim a threefold with Qc1 (python-chess
+        # counts a claim with the move about to be made), but it plays on: Qg6 stalemates.
+        a = fake("--moves", "b1c1,a1a2,a2a1,c1b1,b1g6")
+        b = fake("--moves", "h8h7,h7h8,h8g7,g7h8")
+        r = play(self.START, a, b)
+        self.assertEqual((r["outcome"], r["plies"]), ("stalemate", 9))
+        # With claims by either side (match.py's rule) the game ends before White's 5th move.
+        r = play(self.START, a, b, claims="both")
+        self.assertEqual((r["outcome"], r["plies"]), ("repetition", 8))
 
     def test_stalemate(self) -> None:
         r = play(self.START, fake("--moves", "b1g6"), fake())
