@@ -179,6 +179,8 @@ class EngineInfo:
     weights_sha256: str | None = None
     #: Options of the spec that the engine did not declare (sent raw; see EngineSpec).
     unsupported_options: list[str] = dataclasses.field(default_factory=list)
+    #: ``info string error…`` lines the engine printed while starting and taking its options.
+    startup_errors: list[str] = dataclasses.field(default_factory=list)
 
     def label(self) -> str:
         return self.id_name
@@ -193,6 +195,8 @@ class EngineInfo:
         unsupported = ""
         if self.unsupported_options:
             unsupported = f"; NOT declared by the engine (sent anyway): {', '.join(self.unsupported_options)}"
+        if self.startup_errors:
+            unsupported += f"; start-up errors: {' | '.join(self.startup_errors)}"
         return (f"{self.id_name} [{' '.join(self.command)}] options: "
                 f"{', '.join(f'{k}={v}' for k, v in self.options.items()) or '(defaults)'}{weights}"
                 f"{unsupported}")
@@ -293,7 +297,8 @@ def engine_info(spec: EngineSpec, protocol: RecordingUciProtocol) -> EngineInfo:
                     weights = weights or "embedded"
                     break
     unsupported = [k for k in spec.options if k not in protocol.options]
-    return EngineInfo(id_name, list(spec.command), dict(spec.options), weights, digest, unsupported)
+    errors = [line for line in protocol.info_strings if line.lower().startswith("error")][:5]
+    return EngineInfo(id_name, list(spec.command), dict(spec.options), weights, digest, unsupported, errors)
 
 
 async def run_pool(spec: EngineSpec, items: list, task, concurrency: int, on_result,

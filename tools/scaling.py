@@ -86,6 +86,7 @@ def plot(rows: list[dict[str, Any]], path: str, title: str, baseline: str) -> No
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     done = [r for r in rows if r["games"]]
     stats = [el.elo_stats(r["wins"], r["draws"], r["losses"]) for r in done]
@@ -109,6 +110,7 @@ def plot(rows: list[dict[str, Any]], path: str, title: str, baseline: str) -> No
             ax.annotate(f"{100 * st.score:.0f}% ({r['games']})", (x, y), textcoords="offset points",
                         xytext=(6, 6), fontsize=7)
     ax.set_xscale("log")
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())  # only the measured N are labelled
     if xs:
         ax.set_xticks(xs, [str(x) for x in xs])
         ax.set_xlim(min(xs) / 1.5, max(xs) * 1.5)
@@ -128,8 +130,9 @@ def warnings_for(rows: list[dict[str, Any]], engine_a: dict | None) -> list[str]
     """Signs that the measurement is not what it claims: undeclared options, ignored node limits."""
     out = []
     if engine_a and engine_a.get("unsupported_options"):
+        said = "; it said: " + " | ".join(engine_a["startup_errors"]) if engine_a.get("startup_errors") else ""
         out.append(f"engine A does not declare {', '.join(engine_a['unsupported_options'])}: the options "
-                   "were sent anyway, and the engine probably ignored them (see its 'info string error' lines)")
+                   f"were sent anyway, and the engine probably ignored them{said}")
     for r in rows:
         nodes = r.get("a_nodes_per_move")
         if nodes is not None and r["playouts"] > 1 and nodes < 0.5 * r["playouts"]:
@@ -226,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     b_limit = tc_b.describe() if tc_b else "go nodes N (as A)"
     warnings = warnings_for(rows, engines.get("A"))
     print()
-    print(f"Scaling of {name_a} ({spec_a.describe_options()}) against {name_b} ({spec_b.describe_options()})"
+    print(f"Scaling of {name_a} ({spec_a.describe_options()}) against {name_b} ({spec_b.describe_options().strip('()')})"
           + (" (interrupted)" if interrupted else ""))
     print(f"  A: go nodes N; B: {b_limit}; {args.games} games per N, book {book or 'startpos'}, "
           f"seed {args.seed}, concurrency {args.concurrency}")
