@@ -5,6 +5,8 @@
 #   make gauntlet  LEVELS='0 3 6' (Skill Level) or ELOS='1350 1500 1700' (UCI_Elo), GAMES per level
 #   make puzzles   PUZZLES=../shared/data/puzzles/lichess_puzzles.csv LIMIT=0 NODES=1 OUT=reports/puzzles
 #   make suites    SUITES='wac_arasan_wacnew bk_senjo STS1-STS15_LAN_v3' LIMIT=0 MOVETIME=0.1
+#   make endgames  ENGINE_A_OPTS=SearchMode=mcts POSITIONS=20 TC=10+0.1 (KQK/KRK vs full Stockfish)
+#   make scaling   PLAYOUTS='25 100 400 1600' GAMES=20 (SearchMode=mcts at go nodes N vs searchless)
 #   make test-uci  conformance suite against target/release/glimpse, full games vs Stockfish, tool tests
 #
 # Stockfish 15.1 comes from apt (`apt-get install -y stockfish`, /usr/games/stockfish).
@@ -24,7 +26,7 @@ MEASURE_STAMP := $(shell date +%Y%m%d-%H%M%S)
 OUT ?= reports/$@-$(MEASURE_STAMP)
 MATCH_ARGS ?=
 
-.PHONY: test-uci test-tools match gauntlet puzzles suites
+.PHONY: test-uci test-tools match gauntlet puzzles suites endgames scaling
 
 match: build $(VENV_STAMP)
 	$(PY) tools/match.py --a '$(ENGINE_A)' --a-options '$(ENGINE_A_OPTS)' --b '$(OPPONENT)' \
@@ -56,6 +58,29 @@ SUITE_ARGS ?=
 suites: build $(VENV_STAMP)
 	$(PY) tools/suites.py --engine '$(ENGINE_A)' --options '$(ENGINE_A_OPTS)' --suites $(SUITES) \
 	  --limit $(LIMIT) --movetime $(MOVETIME) --json '$(OUT).json' $(SUITE_ARGS)
+
+# Endgames: POSITIONS random KQK and KRK positions each (seeded by SEED), ENGINE_A as the strong
+# side against ENDGAME_OPPONENT (full-strength Stockfish) at TC. ENDGAME_ARGS for more flags, e.g.
+# ENDGAME_ARGS='--tc none --nodes 400 --b-tc 10+0.1' (A at go nodes 400, Stockfish on a clock).
+POSITIONS ?= 20
+ENDGAME_OPPONENT ?= stockfish
+ENDGAME_ARGS ?=
+endgames: build $(VENV_STAMP)
+	$(PY) tools/endgames.py --a '$(ENGINE_A)' --a-options '$(ENGINE_A_OPTS)' --b '$(ENDGAME_OPPONENT)' \
+	  --tc '$(TC)' --positions $(POSITIONS) --concurrency $(CONCURRENCY) --seed $(SEED) --out '$(OUT)' \
+	  $(ENDGAME_ARGS)
+
+# Scaling: ENGINE_A with SearchMode=mcts at go nodes N for each N in PLAYOUTS against SCALING_B
+# (searchless Glimpse), GAMES per N from BOOK. BOTH_OPTS go to both engines (comma-separated);
+# SCALING_ARGS for more flags, e.g. SCALING_ARGS='--b-tc 10+0.1'.
+PLAYOUTS ?= 25 100 400 1600
+SCALING_B ?= glimpse
+BOTH_OPTS ?=
+SCALING_ARGS ?=
+scaling: build $(VENV_STAMP)
+	$(PY) tools/scaling.py --a '$(ENGINE_A)' --a-options '$(ENGINE_A_OPTS)' --b '$(SCALING_B)' \
+	  --both-options '$(BOTH_OPTS)' --playouts $(PLAYOUTS) --games $(GAMES) --concurrency $(CONCURRENCY) \
+	  --book '$(BOOK)' --seed $(SEED) --out '$(OUT)' $(SCALING_ARGS)
 
 # Conformance suite against the built engine (incl. 10 games vs Stockfish 15.1 at 10+0.1, about
 # 3-5 minutes), then the tools' own tests (about 1-2 minutes). Needs Stockfish (apt) and, when the

@@ -105,12 +105,16 @@ class EngineSpec:
 
     ``command`` is the argv list; ``options`` are UCI options sent with ``setoption`` after the
     handshake (values as strings, python-chess converts them to the option's type); ``name`` is the
-    label used in reports and PGN (defaults to the engine's ``id name``).
+    label used in reports and PGN (defaults to the engine's ``id name``). An option the engine does
+    not declare after ``uci`` is an error (python-chess refuses it), unless ``send_unknown_options``:
+    then it is sent as a raw ``setoption`` line and the engine answers as it likes (Glimpse:
+    ``info string error: unknown option``); :func:`engine_info` lists such options.
     """
 
     command: list[str]
     options: dict[str, str] = dataclasses.field(default_factory=dict)
     name: str | None = None
+    send_unknown_options: bool = False
 
     @staticmethod
     def parse(spec: str, extra_options: Iterable[str] = (), name: str | None = None) -> "EngineSpec":
@@ -173,6 +177,10 @@ class EngineInfo:
     options: dict[str, str]
     weights: str | None = None
     weights_sha256: str | None = None
+    #: Options of the spec that the engine did not declare (sent raw; see EngineSpec).
+    unsupported_options: list[str] = dataclasses.field(default_factory=list)
+    #: ``info string error…`` lines the engine printed while starting and taking its options.
+    startup_errors: list[str] = dataclasses.field(default_factory=list)
 
     def label(self) -> str:
         return self.id_name
@@ -184,8 +192,14 @@ class EngineInfo:
         weights = ""
         if self.weights_sha256:
             weights = f", weights {self.weights or 'embedded'} sha256 {self.weights_sha256}"
+        unsupported = ""
+        if self.unsupported_options:
+            unsupported = f"; NOT declared by the engine (sent anyway): {', '.join(self.unsupported_options)}"
+        if self.startup_errors:
+            unsupported += f"; start-up errors: {' | '.join(self.startup_errors)}"
         return (f"{self.id_name} [{' '.join(self.command)}] options: "
-                f"{', '.join(f'{k}={v}' for k, v in self.options.items()) or '(defaults)'}{weights}")
+                f"{', '.join(f'{k}={v}' for k, v in self.options.items()) or '(defaults)'}{weights}"
+                f"{unsupported}")
 
 
 def sha256_file(path: str | Path) -> str | None:
@@ -221,8 +235,14 @@ async def start_engine(spec: EngineSpec, extra_options: dict[str, str] | None = 
             if name in protocol.options and name.lower() not in lower:
                 options[name] = value
         options.update(spec.options)
+        unknown = {}
+        if spec.send_unknown_options:
+            unknown = {k: v for k, v in options.items() if k not in protocol.options}
+            options = {k: v for k, v in options.items() if k not in unknown}
         if options:
             await protocol.configure(options)
+        for name, value in unknown.items():
+            protocol.send_line(f"setoption name {name} value {value}")
         await asyncio.wait_for(protocol.ping(), 60)
     except BaseException:
         transport.close()
@@ -276,7 +296,9 @@ def engine_info(spec: EngineSpec, protocol: RecordingUciProtocol) -> EngineInfo:
                     digest = m.group(1)
                     weights = weights or "embedded"
                     break
-    return EngineInfo(id_name, list(spec.command), dict(spec.options), weights, digest)
+    unsupported = [k for k in spec.options if k not in protocol.options]
+    errors = [line for line in protocol.info_strings if line.lower().startswith("error")][:5]
+    return EngineInfo(id_name, list(spec.command), dict(spec.options), weights, digest, unsupported, errors)
 
 
 async def run_pool(spec: EngineSpec, items: list, task, concurrency: int, on_result,

@@ -132,6 +132,13 @@ class GameResult:
     engine_errors: dict = dataclasses.field(default_factory=lambda: {"A": 0, "B": 0})
     move_time: dict = dataclasses.field(default_factory=lambda: {"A": [0.0, 0], "B": [0.0, 0]})
     min_clock: dict = dataclasses.field(default_factory=lambda: {"A": None, "B": None})
+    #: Sum of the ``nodes`` the engine reported and the number of its moves that reported any.
+    nodes: dict = dataclasses.field(default_factory=lambda: {"A": [0, 0], "B": [0, 0]})
+    #: python-chess ``Termination`` name (``CHECKMATE``, ``FIFTY_MOVES``, ...) when the rules ended
+    #: the game (termination "normal"), else None.
+    outcome: str | None = None
+    #: FEN of the final position.
+    final_fen: str = ""
 
     def a_points(self) -> float:
         if self.result == "1/2-1/2":
@@ -154,6 +161,7 @@ class Tally:
     error_samples: dict = dataclasses.field(default_factory=lambda: {"A": [], "B": []})
     move_time: dict = dataclasses.field(default_factory=lambda: {"A": [0.0, 0], "B": [0.0, 0]})
     min_clock: dict = dataclasses.field(default_factory=lambda: {"A": None, "B": None})
+    nodes: dict = dataclasses.field(default_factory=lambda: {"A": [0, 0], "B": [0, 0]})
     terminations: dict = dataclasses.field(default_factory=dict)
 
     def add(self, g: GameResult) -> None:
@@ -178,6 +186,8 @@ class Tally:
                     self.error_samples[side].append(text)
             self.move_time[side][0] += g.move_time[side][0]
             self.move_time[side][1] += g.move_time[side][1]
+            self.nodes[side][0] += g.nodes[side][0]
+            self.nodes[side][1] += g.nodes[side][1]
             mc = g.min_clock[side]
             if mc is not None and (self.min_clock[side] is None or mc < self.min_clock[side]):
                 self.min_clock[side] = mc
@@ -255,8 +265,15 @@ def side_of(color: chess.Color, a_white: bool) -> str:
 
 
 async def play_game(number: int, opening: el.Opening, a_white: bool, slots: dict[str, EngineSlot],
-                    names: dict[str, str], tc: TimeControl, adj: Adjudication, args) -> GameResult:
-    """Plays one game and returns its result and PGN text."""
+                    names: dict[str, str], tc: TimeControl, adj: Adjudication, args,
+                    tc_b: TimeControl | None = None) -> GameResult:
+    """Plays one game from ``opening`` (a FEN plus book moves) and returns its result and PGN.
+
+    ``tc`` is engine A's limit and ``tc_b`` engine B's (None: the same as A's). Each side's clock,
+    when it has one, is kept from its own time control. ``args`` supplies ``timemargin``,
+    ``stall_timeout`` and the optional Ctrl-C ``stop_event`` (a :class:`MatchConfig` does).
+    """
+    tcs = {"A": tc, "B": tc_b or tc}
     board = opening.board()
     root = chess.Board(opening.fen, chess960=opening.chess960)
     game = chess.pgn.Game()
@@ -279,7 +296,7 @@ async def play_game(number: int, opening: el.Opening, a_white: bool, slots: dict
                            "0-1" if key == white_key else "1-0", "abandoned",
                            f"{names[key]} failed to start: {err}")
 
-    clocks = {chess.WHITE: tc.base, chess.BLACK: tc.base}
+    clocks = {chess.WHITE: tcs[white_key].base, chess.BLACK: tcs[black_key].base}
     moves_in_period = {chess.WHITE: 0, chess.BLACK: 0}
     scores: list[int | None] = []  # white-POV cp of each engine move, in order
     engine_plies = 0
@@ -289,14 +306,19 @@ async def play_game(number: int, opening: el.Opening, a_white: bool, slots: dict
             # Ctrl-C: a cancellation that Python 3.11's wait_for can lose (it returns the result when
             # the engine answers in the same instant) must still end the game.
             raise asyncio.CancelledError()
-        outcome = board.outcome(claim_draw=True)
+        # A draw that the side to move can claim (threefold repetition, 50-move rule, also by the
+        # move it is about to make) ends the game, when that side may claim (draw_claims).
+        claims = getattr(args, "draw_claims", "both")
+        outcome = board.outcome(claim_draw=claims == "both" or side_of(board.turn, a_white) == claims)
         if outcome is not None:
+            res.outcome = outcome.termination.name
             return _finish(res, game, node, board, outcome.result(), "normal", _outcome_text(outcome))
         if adj.max_moves and engine_plies >= 2 * adj.max_moves:
             return _finish(res, game, node, board, "1/2-1/2", "adjudication",
                            f"Draw by adjudication: maximum of {adj.max_moves} moves")
         color = board.turn
         key = side_of(color, a_white)
+        tc = tcs[key]
         slot = slots[key]
         protocol = slot.protocol
         assert protocol is not None
@@ -306,9 +328,15 @@ async def play_game(number: int, opening: el.Opening, a_white: bool, slots: dict
             remaining = None
             if tc.moves:
                 remaining = tc.moves - moves_in_period[color] % tc.moves
-            limit = chess.engine.Limit(white_clock=max(clocks[chess.WHITE], 0.001),
-                                       black_clock=max(clocks[chess.BLACK], 0.001),
-                                       white_inc=tc.inc, black_inc=tc.inc, remaining_moves=remaining,
+            other = tcs[side_of(not color, a_white)]
+            own_clock, own_inc = max(clocks[color], 0.001), tc.inc
+            # The opponent's clock is sent too when it has one (with a fixed limit it has none).
+            opp_clock = max(clocks[not color], 0.001) if other.clock else None
+            opp_inc = other.inc if other.clock else None
+            white = (own_clock, own_inc) if color == chess.WHITE else (opp_clock, opp_inc)
+            black = (opp_clock, opp_inc) if color == chess.WHITE else (own_clock, own_inc)
+            limit = chess.engine.Limit(white_clock=white[0], black_clock=black[0],
+                                       white_inc=white[1], black_inc=black[1], remaining_moves=remaining,
                                        nodes=tc.nodes, depth=tc.depth)
             timeout = clocks[color] + args.timemargin / 1000 + 0.2
         else:
@@ -364,6 +392,9 @@ async def play_game(number: int, opening: el.Opening, a_white: bool, slots: dict
         info = played.info
         score = info.get("score")
         depth = info.get("depth")
+        if info.get("nodes") is not None:
+            res.nodes[key][0] += info["nodes"]
+            res.nodes[key][1] += 1
         comment = ""
         if score is not None:
             comment = f"{el.format_eval(score, color)}/{depth if depth is not None else 0} "
@@ -415,6 +446,7 @@ def _finish(res: GameResult, game: chess.pgn.Game, node: chess.pgn.GameNode, boa
             result: str, termination: str, reason: str) -> GameResult:
     res.result, res.termination, res.reason = result, termination, reason
     res.plies = len(board.move_stack)
+    res.final_fen = board.fen()
     game.headers["Result"] = result
     game.headers["Termination"] = termination
     game.headers["PlyCount"] = str(len(list(game.mainline_moves())))
@@ -451,6 +483,16 @@ class MatchConfig:
     stall_timeout: float = 30.0
     quiet: bool = False
     stop_event: Any = None  # asyncio.Event set on Ctrl-C (filled in by Match.run_async)
+    #: Engine B's own limit (None: the same as ``tc``), e.g. A at fixed nodes against B on a clock.
+    tc_b: TimeControl | None = None
+    #: Who may claim a draw (threefold repetition, 50-move rule) on its move: "both" (python-chess
+    #: ``outcome(claim_draw=True)`` for every move, the default), or only "A" or "B" (the other
+    #: side's turn then ends only on the automatic draws: fivefold, 75 moves). tools/endgames.py uses
+    #: "B", the defender, so that the strong side is not stopped for a repetition it could avoid.
+    draw_claims: str = "both"
+    #: Explicit games as (opening, A plays White) pairs instead of the book (then ``games`` must be
+    #: their number); tools/endgames.py plays each test position once this way.
+    jobs: list[tuple[el.Opening, bool]] | None = None
 
 
 class Match:
@@ -492,7 +534,8 @@ class Match:
             f"Match {self.names['A']} vs {self.names['B']}  ({c.games} games, seed {c.seed})",
             f"  A: {self.infos['A'].header_line()}",
             f"  B: {self.infos['B'].header_line()}",
-            f"  Time control: {c.tc.describe()}; time margin {c.timemargin} ms",
+            f"  Time control: {c.tc.describe()}" + (f" (A), {c.tc_b.describe()} (B)" if c.tc_b else "")
+            + f"; time margin {c.timemargin} ms",
             f"  Book: {c.book or 'startpos'} (order {c.book_order}, each opening with both colours)"
             + ("; Chess960" if c.chess960 else ""),
             f"  Concurrency: {c.concurrency}" + (" (Threads=1 per engine)" if c.concurrency > 1 else ""),
@@ -524,9 +567,11 @@ class Match:
             mt = t.move_time[side]
             avg = f"{1000 * mt[0] / mt[1]:.1f} ms/move" if mt[1] else "-"
             mc = t.min_clock[side]
+            nd = t.nodes[side]
             lines.append(f"...      {name}: illegal moves {t.illegal[side]}, time forfeits "
                          f"{t.forfeits[side]}, crashes {t.crashes[side]}, stalls {t.stalls[side]}, "
                          f"'info string error' lines {t.engine_errors[side]}, mean {avg}"
+                         + (f", {nd[0] / nd[1]:.1f} nodes/move" if nd[1] else "")
                          + (f", lowest clock {mc:.3f} s" if mc is not None else ""))
             for text in t.error_samples[side][:3]:
                 lines.append(f"...        e.g. {text[:160]}")
@@ -549,6 +594,7 @@ class Match:
         return {
             "engines": {k: v.as_dict() | {"label": self.names[k]} for k, v in self.infos.items()},
             "time_control": dataclasses.asdict(c.tc) | {"text": c.tc.describe()},
+            "time_control_b": (dataclasses.asdict(c.tc_b) | {"text": c.tc_b.describe()}) if c.tc_b else None,
             "book": c.book, "book_order": c.book_order, "seed": c.seed, "games_planned": c.games,
             "concurrency": c.concurrency, "adjudication": dataclasses.asdict(c.adjudication),
             "chess960": c.chess960,
@@ -558,6 +604,7 @@ class Match:
             "illegal": t.illegal, "time_forfeits": t.forfeits, "crashes": t.crashes, "stalls": t.stalls,
             "engine_errors": t.engine_errors, "engine_error_samples": t.error_samples,
             "mean_move_ms": {k: (1000 * v[0] / v[1] if v[1] else None) for k, v in t.move_time.items()},
+            "mean_nodes_per_move": {k: (v[0] / v[1] if v[1] else None) for k, v in t.nodes.items()},
             "lowest_clock_s": t.min_clock, "terminations": t.terminations,
             "sprt": ({"elo0": c.sprt[0], "elo1": c.sprt[1], "alpha": c.sprt[2], "beta": c.sprt[3],
                       "llr": el.sprt_llr(t.wins, t.draws, t.losses, c.sprt[0], c.sprt[1]),
@@ -580,16 +627,18 @@ class Match:
         h["Date"] = self.started.strftime("%Y.%m.%d")
         h["Round"] = str(g.number)
         h["White"], h["Black"] = white, black
-        h["TimeControl"] = c.tc.pgn()
+        tc_white, tc_black = (c.tc, c.tc_b or c.tc) if g.a_white else (c.tc_b or c.tc, c.tc)
+        if tc_white.pgn() == tc_black.pgn():
+            h["TimeControl"] = tc_white.pgn()
+        else:  # as cutechess-cli writes different time controls
+            h["WhiteTimeControl"], h["BlackTimeControl"] = tc_white.pgn(), tc_black.pgn()
         h["Annotator"] = "glimpse tools/match.py"
         if self.pgn_file is not None:
             print(game.accept(chess.pgn.StringExporter(headers=True, variations=False, comments=True)),
                   file=self.pgn_file, end="\n\n", flush=True)
         self.results.append(g)
         self.tally.add(g)
-        self.log(f"Finished game {g.number} ({white} vs {black}): {g.result} {{{g.reason}}}")
-        self.log(f"Score of {self.names['A']} vs {self.names['B']}: {self.tally.short()}   "
-                 f"({len(self.results)}/{total})")
+        self.log_game(g, white, black, total)
         if c.sprt:
             e0, e1, al, be = c.sprt
             llr = el.sprt_llr(self.tally.wins, self.tally.draws, self.tally.losses, e0, e1)
@@ -599,16 +648,26 @@ class Match:
             elif llr <= lo:
                 self.sprt_state = "H0 accepted"
 
+    def log_game(self, g: GameResult, white: str, black: str, total: int) -> None:
+        """The progress lines after each game (tools/endgames.py prints its own)."""
+        self.log(f"Finished game {g.number} ({white} vs {black}): {g.result} {{{g.reason}}}")
+        self.log(f"Score of {self.names['A']} vs {self.names['B']}: {self.tally.short()}   "
+                 f"({len(self.results)}/{total})")
+
     async def run_async(self) -> dict[str, Any]:
         c = self.cfg
         await self.describe_engines()
         for line in self.header():
             self.log(line)
-        pairs = (c.games + 1) // 2
-        openings = el.load_openings(c.book, pairs, c.seed, c.book_order, c.chess960)
         jobs: asyncio.Queue = asyncio.Queue()
-        for i in range(c.games):
-            jobs.put_nowait((i + 1, openings[i // 2], i % 2 == 0))
+        if c.jobs is not None:
+            for i, (opening, a_white) in enumerate(c.jobs):
+                jobs.put_nowait((i + 1, opening, a_white))
+        else:
+            pairs = (c.games + 1) // 2
+            openings = el.load_openings(c.book, pairs, c.seed, c.book_order, c.chess960)
+            for i in range(c.games):
+                jobs.put_nowait((i + 1, openings[i // 2], i % 2 == 0))
         if c.pgn_out:
             Path(c.pgn_out).parent.mkdir(parents=True, exist_ok=True)
             self.pgn_file = open(c.pgn_out, "w", encoding="utf-8")
@@ -631,7 +690,8 @@ class Match:
                         before[key] = (protocol, protocol.error_count)
                     except Exception:  # noqa: BLE001 - play_game retries and records the failure
                         pass
-                g = await play_game(number, opening, a_white, slots, self.names, c.tc, c.adjudication, c)
+                g = await play_game(number, opening, a_white, slots, self.names, c.tc, c.adjudication, c,
+                                    c.tc_b)
                 g.error_samples = {}  # type: ignore[attr-defined]
                 for key, (protocol, count) in before.items():
                     g.engine_errors[key] = protocol.error_count - count
@@ -689,9 +749,12 @@ class Match:
             self.log(f"JSON: {self.cfg.json_out}")
 
 
-def run_match(cfg: MatchConfig) -> dict[str, Any]:
-    """Runs a match to the end (or Ctrl-C) and returns its summary."""
-    m = Match(cfg)
+def run_match(cfg: MatchConfig, match_class: type[Match] = Match) -> dict[str, Any]:
+    """Runs a match to the end (or Ctrl-C) and returns its summary.
+
+    ``match_class`` may be a subclass of :class:`Match` with its own reporting (tools/endgames.py).
+    """
+    m = match_class(cfg)
     try:
         return asyncio.run(m.run_async())
     except KeyboardInterrupt:
@@ -723,6 +786,43 @@ def add_limit_args(p: argparse.ArgumentParser, default_tc: str | None) -> None:
     p.add_argument("--depth", type=int, metavar="D", help="fixed depth per move")
 
 
+def add_b_limit_args(p: argparse.ArgumentParser) -> None:
+    """Engine B's own limit (``--b-tc``, ``--b-movetime``, ``--b-nodes``, ``--b-depth``)."""
+    g = p.add_argument_group("engine B's own limit (default: the same as engine A's)")
+    g.add_argument("--b-tc", metavar="[MOVES/]BASE[+INC]", help="Fischer clock for engine B only")
+    g.add_argument("--b-movetime", type=float, metavar="S", help="fixed time per move for engine B")
+    g.add_argument("--b-nodes", type=int, metavar="N", help="fixed nodes per move for engine B")
+    g.add_argument("--b-depth", type=int, metavar="D", help="fixed depth per move for engine B")
+
+
+def b_time_control_from_args(args) -> TimeControl | None:
+    """Engine B's limit from ``--b-*`` (None when none is given: B plays at A's limit)."""
+    if not any(getattr(args, k, None) is not None for k in ("b_tc", "b_movetime", "b_nodes", "b_depth")):
+        return None
+    tc = TimeControl.parse_clock(args.b_tc) if args.b_tc and args.b_tc.lower() != "none" else TimeControl()
+    tc.movetime, tc.nodes, tc.depth = args.b_movetime, args.b_nodes, args.b_depth
+    if not tc.clock and tc.movetime is None and tc.nodes is None and tc.depth is None:
+        raise SystemExit("--b-tc none needs --b-movetime, --b-nodes or --b-depth")
+    return tc
+
+
+def add_adjudication_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("adjudication (cutechess-cli style, off by default)")
+    g.add_argument("--resign-movecount", type=int, default=0, metavar="M")
+    g.add_argument("--resign-score", type=int, default=1000, metavar="CP",
+                   help="resign when both engines' scores show >= CP for one side for M moves each")
+    g.add_argument("--draw-movenumber", type=int, default=40, metavar="K")
+    g.add_argument("--draw-movecount", type=int, default=0, metavar="M")
+    g.add_argument("--draw-score", type=int, default=10, metavar="CP",
+                   help="draw when |score| <= CP for M moves of both sides after full move K")
+    g.add_argument("--maxmoves", type=int, default=0, metavar="N", help="draw after N moves of the engines")
+
+
+def adjudication_from_args(args) -> Adjudication:
+    return Adjudication(args.resign_movecount, args.resign_score, args.draw_movecount, args.draw_score,
+                        args.draw_movenumber, args.maxmoves)
+
+
 def time_control_from_args(args) -> TimeControl:
     fixed = args.movetime is not None or args.nodes is not None or args.depth is not None
     if args.tc and args.tc.lower() != "none" and not (fixed and getattr(args, "tc_is_default", False)):
@@ -748,6 +848,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="UCI option for engine B (repeatable)")
     p.add_argument("--b-name", help="label of engine B")
     add_limit_args(p, "10+0.1")
+    add_b_limit_args(p)
     p.add_argument("--games", type=int, default=20, help="number of games (default 20; even: each "
                    "opening with both colours)")
     p.add_argument("--book", default=str(el.DEFAULT_BOOK),
@@ -759,15 +860,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "options set Threads")
     p.add_argument("--chess960", action="store_true",
                    help="Chess960 (book FENs read as Chess960; without a book: random start positions)")
-    g = p.add_argument_group("adjudication (cutechess-cli style, off by default)")
-    g.add_argument("--resign-movecount", type=int, default=0, metavar="M")
-    g.add_argument("--resign-score", type=int, default=1000, metavar="CP",
-                   help="resign when both engines' scores show >= CP for one side for M moves each")
-    g.add_argument("--draw-movenumber", type=int, default=40, metavar="K")
-    g.add_argument("--draw-movecount", type=int, default=0, metavar="M")
-    g.add_argument("--draw-score", type=int, default=10, metavar="CP",
-                   help="draw when |score| <= CP for M moves of both sides after full move K")
-    g.add_argument("--maxmoves", type=int, default=0, metavar="N", help="draw after N moves of the engines")
+    add_adjudication_args(p)
     p.add_argument("--sprt", nargs="+", type=float, metavar="X",
                    help="SPRT: ELO0 ELO1 [ALPHA BETA] (defaults 0.05 0.05); stops when a bound is hit")
     p.add_argument("--timemargin", type=int, default=0, metavar="MS",
@@ -797,9 +890,9 @@ def config_from_args(args) -> MatchConfig:
     return MatchConfig(
         spec_a, spec_b, tc, args.games, None if args.book.lower() in ("none", "") else args.book,
         args.book_order, args.seed, args.concurrency,
-        Adjudication(args.resign_movecount, args.resign_score, args.draw_movecount, args.draw_score,
-                     args.draw_movenumber, args.maxmoves),
-        sprt, args.chess960, pgn, js, args.event, args.timemargin, args.stall_timeout, args.quiet)
+        adjudication_from_args(args),
+        sprt, args.chess960, pgn, js, args.event, args.timemargin, args.stall_timeout, args.quiet,
+        tc_b=b_time_control_from_args(args))
 
 
 def main(argv: list[str] | None = None) -> int:
