@@ -10,19 +10,21 @@
 use super::{fnv1a, BenchArgs, POSITIONS};
 use crate::game::Game;
 use crate::model::Model;
-use crate::search::evaluator::{Evaluator, NetEvaluator};
+use crate::search::evaluator::{Evaluator, MopUp, NetEvaluator};
 use crate::search::mcts::{self, EvalCache, Limits, MctsParams, Tree};
 use std::time::{Duration, Instant};
 
 /// Runs the MCTS bench; returns the process exit code.
 pub fn bench_mcts(args: &BenchArgs, model: &mut Model, games: &[Game]) -> i32 {
-    let mut evaluator = match NetEvaluator::new(model) {
+    let mut net = match NetEvaluator::new(model) {
         Ok(e) => e,
         Err(e) => {
             eprintln!("glimpse: bench: {e}");
             return 1;
         }
     };
+    // As the engine plays by default (option MopUp).
+    let mut evaluator = MopUp::new(&mut net);
     let params = MctsParams {
         minibatch: args.minibatch.max(1),
         ..MctsParams::default()

@@ -12,7 +12,7 @@ use super::{load_model, panic_message, LoadKey};
 use crate::game::Game;
 use crate::model::buckets::win_prob_to_cp;
 use crate::model::{Model, ModelInfo};
-use crate::search::evaluator::NetEvaluator;
+use crate::search::evaluator::{Evaluator, MopUp, NetEvaluator};
 use crate::search::mcts::{self, EvalCache, Limits, Progress, RootLine, StopReason, Tree};
 use crate::search::searchless::{self, Analysis};
 use crate::uci::output::{format_bestmove, format_info, BestMove, Info, Score, Wdl};
@@ -569,12 +569,18 @@ impl Worker {
         seen: &mut SignalsSeen,
     ) -> Result<(Vec<String>, BestMove), String> {
         let model = self.model.as_mut().ok_or("no network loaded")?;
-        let mut evaluator = match NetEvaluator::new(model) {
+        let mut net = match NetEvaluator::new(model) {
             Ok(e) => e,
             Err(e) => {
                 self.out.error(&format!("SearchMode mcts refused: {e}"));
                 return self.think(job);
             }
+        };
+        let mut mop_up = MopUp::new(&mut net);
+        let evaluator: &mut dyn Evaluator = if job.settings.mop_up {
+            &mut mop_up
+        } else {
+            mop_up.into_inner()
         };
         let settings = &job.settings;
         self.cache
@@ -628,7 +634,7 @@ impl Worker {
             mcts::search(
                 &mut tree,
                 cache,
-                &mut evaluator,
+                evaluator,
                 &settings.mcts_params,
                 &mut limits,
                 &mut poll,

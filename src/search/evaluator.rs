@@ -8,8 +8,10 @@
 //! - state-value (SV): one row per successor position, Q(s, a) = 1 − V(s') (Ruoss et al., 2024,
 //!   section 2.2).
 //!
-//! Behavioural cloning has no value output and is refused ([`NetEvaluator::new`]).
+//! Behavioural cloning has no value output and is refused ([`NetEvaluator::new`]). [`MopUp`]
+//! answers bare-king endings by rule before the network sees them.
 
+use super::endgame::bare_king_value;
 use crate::game::{model_fen, standard_uci};
 use crate::model::actions::uci_to_action;
 use crate::model::buckets::{bucket_centres, expected_value};
@@ -186,5 +188,66 @@ impl Evaluator for NetEvaluator<'_> {
 
     fn stats(&self) -> EvalStats {
         self.stats
+    }
+}
+
+/// An [`Evaluator`] that answers bare-king endings by the rule of
+/// [`crate::search::endgame::bare_king_value`] (Q(s, a) = 1 − value of the position after a)
+/// and passes every other position to `inner` in one call.
+pub struct MopUp<'e> {
+    inner: &'e mut dyn Evaluator,
+    /// Positions answered by the rule.
+    pub by_rule: u64,
+}
+
+impl<'e> MopUp<'e> {
+    /// Wraps `inner`.
+    pub fn new(inner: &'e mut dyn Evaluator) -> MopUp<'e> {
+        MopUp { inner, by_rule: 0 }
+    }
+
+    /// The wrapped evaluator (to search without the rule).
+    pub fn into_inner(self) -> &'e mut dyn Evaluator {
+        self.inner
+    }
+}
+
+impl Evaluator for MopUp<'_> {
+    fn evaluate(&mut self, batch: &[EvalRequest]) -> Result<Vec<Vec<f32>>, ModelError> {
+        let mut out: Vec<Option<Vec<f32>>> = Vec::with_capacity(batch.len());
+        let mut forward = Vec::new();
+        for r in batch {
+            if bare_king_value(&r.pos).is_some() {
+                self.by_rule += 1;
+                out.push(Some(
+                    r.moves
+                        .iter()
+                        .map(|mv| {
+                            let mut child = r.pos.clone();
+                            child.play_unchecked(*mv);
+                            // Not a bare-king ending any more (the piece was taken): a draw by
+                            // material, which the search scores by the rules anyway.
+                            bare_king_value(&child).map_or(0.5, |v| 1.0 - v)
+                        })
+                        .collect(),
+                ));
+            } else {
+                out.push(None);
+                forward.push(r.clone());
+            }
+        }
+        let mut net = self.inner.evaluate(&forward)?.into_iter();
+        out.into_iter()
+            .map(|o| match o {
+                Some(q) => Ok(q),
+                None => net
+                    .next()
+                    .ok_or_else(|| ModelError("evaluator returned too few results".into())),
+            })
+            .collect()
+    }
+
+    fn stats(&self) -> EvalStats {
+        self.inner.stats()
     }
 }

@@ -491,5 +491,9 @@ fn early_stop_when_the_best_move_is_decided() {
 #[test]
 fn node_size_matches_the_memory_note() {
     // MAX_NODES's documentation assumes 56-byte nodes.
-    assert!(std::mem::size_of::<Node>() <= 56, "{}", std::mem::size_of::<Node>());
+    assert!(
+        std::mem::size_of::<Node>() <= 56,
+        "{}",
+        std::mem::size_of::<Node>()
+    );
 }

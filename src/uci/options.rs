@@ -48,6 +48,8 @@ pub const POLICY_TOP_K: &str = "PolicyTopK";
 pub const POLICY_UNIFORM_MIX: &str = "PolicyUniformMix";
 /// MCTS minibatch option.
 pub const MINIBATCH_SIZE: &str = "MinibatchSize";
+/// Bare-king mop-up rule option (MCTS).
+pub const MOP_UP: &str = "MopUp";
 /// Evaluation cache size option (MB).
 pub const HASH: &str = "Hash";
 
@@ -224,6 +226,11 @@ pub fn declarations(cores: usize) -> Vec<OptionDecl> {
             help: "MCTS: share of the prior spread uniformly over all legal moves",
         },
         OptionDecl {
+            name: MOP_UP,
+            kind: OptionKind::Check { default: true },
+            help: "MCTS: in K+Q/R vs K the value comes from a mop-up rule (lone king to the edge, kings together) instead of the net",
+        },
+        OptionDecl {
             name: MINIBATCH_SIZE,
             kind: OptionKind::Spin { default: 16, min: 1, max: 1024 },
             help: "MCTS: leaves gathered (with virtual loss) per network run",
@@ -267,6 +274,8 @@ pub struct Settings {
     pub mcts: bool,
     /// `Hash` in MB (MCTS evaluation cache).
     pub hash_mb: usize,
+    /// `MopUp`: the bare-king rule in MCTS.
+    pub mop_up: bool,
     /// MCTS parameters (`CPuct`, `CPuctBase`, `FpuReduction`, `PolicyTemperature`,
     /// `PolicyTopK`, `PolicyUniformMix`, `MinibatchSize`).
     pub mcts_params: MctsParams,
@@ -412,6 +421,7 @@ impl Options {
             },
             mcts: self.text(SEARCH_MODE) == "mcts",
             hash_mb: self.int(HASH).max(1) as usize,
+            mop_up: self.bool(MOP_UP),
             mcts_params: MctsParams {
                 c_puct: self.float(CPUCT) as f32,
                 c_puct_base: self.float(CPUCT_BASE) as f32,
