@@ -174,6 +174,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seconds without a move before an engine at fixed nodes loses (default 300)")
     p.add_argument("--strict-options", action="store_true",
                    help="refuse options an engine does not declare (default: send them anyway and warn)")
+    p.add_argument("--reuse", metavar="N=JSON", nargs="*", default=[],
+                   help="take the point for N playouts from an earlier match.py JSON (same engines and "
+                        "limits, e.g. a longer match) instead of playing it")
     p.add_argument("--out", metavar="PREFIX",
                    help="PREFIX.json, PREFIX.png, PREFIX-n<N>.pgn/.json (default reports/scaling-<time>)")
     p.add_argument("--quiet", action="store_true", help="no per-game lines")
@@ -192,6 +195,17 @@ def specs_from_args(args) -> tuple[el.EngineSpec, el.EngineSpec]:
     return spec_a, spec_b
 
 
+def parse_reuse(items: list[str]) -> dict[int, str]:
+    """``N=match.json`` pairs: points taken from an earlier match.py JSON instead of played."""
+    out: dict[int, str] = {}
+    for item in items:
+        n, sep, path = item.partition("=")
+        if not sep or not n.strip().isdigit() or not Path(path).is_file():
+            raise SystemExit(f"scaling.py: error: --reuse wants N=existing-match.json, got {item!r}")
+        out[int(n)] = path
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else argv
@@ -206,7 +220,14 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[dict[str, Any]] = []
     engines: dict[str, Any] = {}
     interrupted = False
+    reuse = parse_reuse(args.reuse)
     for i, n in enumerate(args.playouts):
+        if n in reuse:
+            s = json.loads(Path(reuse[n]).read_text())
+            print(f"=== {i + 1}/{len(args.playouts)}: {n} playouts: {s['games']} games from {reuse[n]}", flush=True)
+            engines = engines or s.get("engines", {})
+            rows.append(row_from_summary(n, s))
+            continue
         print(f"=== {i + 1}/{len(args.playouts)}: {n} playouts (go nodes {n}), {args.games} games", flush=True)
         cfg = match_tool.MatchConfig(
             spec_a, spec_b, match_tool.TimeControl(nodes=n), args.games, book, args.book_order, args.seed,

@@ -129,6 +129,20 @@ class ScalingRunTest(unittest.TestCase):
             self.assertEqual(read_pgn(f"{tmp}/s-n1.pgn")[0].headers["FEN"], read_pgn(f"{tmp}/s-n16.pgn")[0].headers["FEN"])
             self.assertRegex(out.stdout, r"(?m)^\s+4\s+2\s+0\s+2\s+0\s+50\.0%")
 
+    def test_reuse_takes_a_point_from_an_earlier_match(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            earlier = Path(tmp) / "m400.json"
+            earlier.write_text(json.dumps(summary(30, 60, 10)))
+            out, doc = self.run_tool(tmp, "--reuse", f"16={earlier}")
+            self.assertEqual(out.returncode, 0, out.stderr)
+            rows = {r["playouts"]: r for r in doc["rows"]}
+            self.assertEqual((rows[16]["wins"], rows[16]["draws"], rows[16]["losses"]), (30, 60, 10))
+            self.assertGreater(rows[16]["elo"], 0)
+            self.assertFalse(Path(f"{tmp}/s-n16.pgn").exists(), "the reused point is not played")
+            self.assertEqual(rows[4]["games"], 2)
+        with self.assertRaises(SystemExit):
+            scaling.parse_reuse(["400=/nonexistent.json"])
+
     def test_undeclared_option_is_sent_with_a_warning_or_refused(self) -> None:
         a = FAKE + " --name Old --illegal-unless SearchMode=mcts --illegal-below-nodes 4"
         with tempfile.TemporaryDirectory() as tmp:
