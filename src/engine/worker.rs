@@ -237,6 +237,8 @@ pub struct Worker {
     tree: Option<Tree>,
     /// MCTS network results by position.
     cache: EvalCache,
+    /// The `MopUp` setting and net the cache was filled with (a change clears it).
+    cache_key: Option<(bool, LoadKey)>,
 }
 
 /// How many rows fit in `left_ms` at `row_ms` each; the first batch has at least
@@ -292,6 +294,7 @@ impl Worker {
             row_ms: None,
             tree: None,
             cache: EvalCache::new(0),
+            cache_key: None,
         }
     }
 
@@ -585,6 +588,13 @@ impl Worker {
         let settings = &job.settings;
         self.cache
             .set_budget(settings.hash_mb.saturating_mul(1 << 20));
+        // Cached values belong to one net and one MopUp setting; so do the tree's statistics.
+        let key = (settings.mop_up, job.key.clone());
+        if self.cache_key.as_ref() != Some(&key) {
+            self.cache.clear();
+            self.tree = None;
+            self.cache_key = Some(key);
+        }
         let mut tree = match self.tree.take() {
             Some(mut t) => {
                 t.reuse(&job.game);
