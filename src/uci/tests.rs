@@ -391,7 +391,27 @@ fn option_setting_and_validation() {
     }
     assert!((o.settings().temperature - 0.005).abs() < 1e-12);
 
-    assert!(o.set("Hash", Some("16")).is_err());
+    assert!(o.set("SyzygyPath", Some("/tb")).is_err(), "unknown option");
+    assert!(o.set("Hash", Some("16")).is_ok());
+    assert_eq!(o.settings().hash_mb, 16);
+    assert!(o.set("Hash", Some("0")).is_err());
+
+    // MCTS options reach the typed settings.
+    assert!(!o.settings().mcts);
+    assert!(o.set("searchmode", Some("MCTS")).is_ok() || o.set("SearchMode", Some("mcts")).is_ok());
+    assert!(o.settings().mcts);
+    assert!(o.set("SearchMode", Some("alphabeta")).is_err());
+    assert!(o.settings().mcts);
+    assert!(o.set("CPuct", Some("2.5")).is_ok());
+    assert!(o.set("MinibatchSize", Some("32")).is_ok());
+    assert!(o.set("PolicyTopK", Some("0")).is_ok());
+    let p = o.settings().mcts_params;
+    assert!((p.c_puct - 2.5).abs() < 1e-6);
+    assert_eq!((p.minibatch, p.policy_top_k), (32, 0));
+    assert!(o.set("PolicyUniformMix", Some("1.5")).is_err());
+    assert!(o.settings().mop_up);
+    assert!(o.set("MopUp", Some("false")).is_ok());
+    assert!(!o.settings().mop_up);
     let changed = o.set("Seed", Some("42")).unwrap();
     assert_eq!(changed.name, options::SEED);
     assert!(changed.differs);
