@@ -211,7 +211,7 @@ class ProtocolTest(unittest.TestCase):
         e = self.engine
         e.send("setoption name MultiPV value 5")
         e.send("position fen k7/8/1K6/8/8/8/8/7R b - - 0 1")  # one legal move: a8b8
-        move, _ = e.go("movetime 100")
+        move, _ = e.go("movetime 1000")
         self.assertEqual(move, "a8b8")
 
     # -- move restriction, no legal moves, Chess960 ----------------------------------------------
@@ -224,7 +224,7 @@ class ProtocolTest(unittest.TestCase):
         move, _ = e.go("nodes 1 searchmoves h2h4 b1a3")
         self.assertIn(move, {"h2h4", "b1a3"})
         e.send("setoption name MultiPV value 3")
-        move, lines = e.go("movetime 100 searchmoves g2g3 b2b3")
+        move, lines = e.go("movetime 1000 searchmoves g2g3 b2b3")
         self.assertIn(move, {"g2g3", "b2b3"})
         pvs = {info_fields(l)["pv"].split()[0] for l in lines if l.startswith("info") and " pv " in l}
         self.assertTrue(pvs <= {"g2g3", "b2b3"}, f"PVs outside searchmoves: {pvs}")
@@ -299,7 +299,7 @@ class PythonChessClientTest(unittest.TestCase):
             board.push(result.move)
 
     def test_analysis_multipv(self) -> None:
-        infos = self.engine.analyse(P1_BOARD, chess.engine.Limit(time=0.2), multipv=3)
+        infos = self.engine.analyse(P1_BOARD, chess.engine.Limit(time=1.0), multipv=3)
         self.assertEqual(len(infos), 3)
         firsts = [i["pv"][0] for i in infos]
         self.assertEqual(len(set(firsts)), 3)
