@@ -749,8 +749,9 @@ enum Leaf {
     Collision { path: Vec<u32> },
 }
 
-/// A leaf waiting for the network: path, position, hash stack, its hash, its legal moves.
-type PendingLeaf = (Vec<u32>, Chess, Vec<u64>, u64, Vec<Move>);
+/// A leaf waiting for the network: path, hash stack and its hash (its position and moves are
+/// in the matching [`EvalRequest`]).
+type PendingLeaf = (Vec<u32>, Vec<u64>, u64);
 
 /// Limits of one search; the poll callback may change them (e.g. `ponderhit` sets a deadline).
 #[derive(Debug, Clone, Default)]
@@ -903,11 +904,8 @@ pub fn search(
                         record_depth(&mut progress, path.len());
                         tree.backup(&path, v);
                     } else {
-                        requests.push(EvalRequest {
-                            pos: pos.clone(),
-                            moves: moves.clone(),
-                        });
-                        pending.push((path, pos, stack, hash, moves));
+                        requests.push(EvalRequest { pos, moves });
+                        pending.push((path, stack, hash));
                     }
                 }
             }
@@ -915,10 +913,12 @@ pub fn search(
         if !pending.is_empty() {
             match evaluator.evaluate(&requests) {
                 Ok(qs) => {
-                    for ((path, pos, stack, hash, moves), q) in pending.into_iter().zip(qs) {
+                    for (((path, stack, hash), req), q) in
+                        pending.into_iter().zip(&requests).zip(qs)
+                    {
                         cache.insert(hash, &q);
                         let leaf = *path.last().expect("paths are non-empty");
-                        let v = tree.expand(leaf, &pos, &stack, &moves, &q, params);
+                        let v = tree.expand(leaf, &req.pos, &stack, &req.moves, &q, params);
                         record_depth(&mut progress, path.len());
                         tree.backup(&path, v);
                     }
