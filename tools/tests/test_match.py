@@ -207,12 +207,33 @@ class StockfishMatchTest(unittest.TestCase):
         self.assertEqual(s["sprt"]["state"], "H1 accepted")
         self.assertLess(s["games"], 40)
 
-    def test_resign_and_draw_adjudication(self) -> None:
-        s = quick_match(el.EngineSpec.parse("stockfish"), el.EngineSpec.parse("stockfish:Skill Level=0"),
-                        match_tool.TimeControl(depth=6), games=2,
-                        adjudication=match_tool.Adjudication(resign_moves=2, resign_score=300,
-                                                             draw_moves=3, draw_score=40, draw_after=1))
+    def _book(self, *fens: str) -> str:
+        path = Path(tempfile.mkdtemp()) / "book.epd"
+        path.write_text("".join(f"{f}\n" for f in fens))
+        return str(path)
+
+    def test_resign_adjudication(self) -> None:
+        # Queen odds: both engines agree within a few moves that White is winning. Mate cannot come
+        # before the 2-move resign window closes, so every game must end by adjudication.
+        book = self._book("rnb1kbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1")
+        s = quick_match(el.EngineSpec.parse("stockfish"), el.EngineSpec.parse("stockfish"),
+                        match_tool.TimeControl(depth=6), games=2, book=book,
+                        adjudication=match_tool.Adjudication(resign_moves=2, resign_score=300))
         self.assertEqual(s["terminations"], {"adjudication": 2}, s["results"])
+        for r in s["results"]:
+            self.assertEqual(r["result"], "1-0", r)  # White has the queen in both games
+            self.assertIn("Black resigns", r["reason"])
+
+    def test_draw_adjudication(self) -> None:
+        # Blocked symmetric pawns, bare kings: the score stays near 0 and no capture is possible
+        # within three moves, so the draw rule ends both games.
+        book = self._book("4k3/8/8/p1p1p1p1/P1P1P1P1/8/8/4K3 w - - 0 1")
+        s = quick_match(el.EngineSpec.parse("stockfish"), el.EngineSpec.parse("stockfish"),
+                        match_tool.TimeControl(depth=6), games=2, book=book,
+                        adjudication=match_tool.Adjudication(draw_moves=3, draw_score=40, draw_after=1))
+        self.assertEqual(s["terminations"], {"adjudication": 2}, s["results"])
+        for r in s["results"]:
+            self.assertEqual(r["result"], "1/2-1/2", r)
 
     def test_ctrl_c_prints_partial_result(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:
