@@ -19,16 +19,14 @@ import argparse
 import dataclasses
 import json
 import os
-import pickle
-import signal
 import sys
-import time
 
 import numpy as np
 
 from .data import Dataset, ensure_dataset, label_files
 from .onepass_model import KIND_MAV, PAD_ACTION, MAVConfig, init_params, jax_forward, num_params
 from .train import soft_targets
+from .trainloop import TrainerBase, add_common_args, log_line, resolve_config, stop_on_signals
 
 # Presets (batch = positions per step; ~27.5 labelled moves per position on the shared labels).
 CONFIGS = {
@@ -111,89 +109,46 @@ class PositionData:
         return tokens, actions, mask, rows
 
 
-class MAVTrainer:
+class MAVTrainer(TrainerBase):
+    """The one-pass trainer: a step is ``batch`` positions with all their labelled moves; loss as in the
+    module docstring; loop, optimiser, EMA and checkpoints from ``trainloop.TrainerBase``."""
+
+    items_name = "positions"
+
     def __init__(self, cfg: MAVTrainConfig, run_dir: str, ds: Dataset, log=print, reset_ema: bool = False):
-        import jax
-        import jax.numpy as jnp
-        import optax
-
-        self.jax, self.jnp = jax, jnp
-        self.cfg, self.run_dir, self.log = cfg, run_dir, log
         self.pd = PositionData(ds)
-        self.ds = ds
-        self.mcfg = mcfg = cfg.model()
-        self.reset_ema = reset_ema
-        self.sched = optax.warmup_cosine_decay_schedule(0.0, cfg.lr, max(1, cfg.warmup),
-                                                        max(cfg.steps, cfg.warmup + 1), cfg.lr * cfg.min_lr_frac)
-        mask = lambda p: {k: (v.ndim == 2 and not k.endswith("/embeddings")) for k, v in p.items()}  # noqa: E731
-        self.opt = optax.chain(optax.clip_by_global_norm(cfg.clip),
-                               optax.adamw(self.sched, b1=0.9, b2=0.99, weight_decay=cfg.weight_decay, mask=mask))
-        vw = cfg.value_weight
+        self.ds, self.mcfg = ds, cfg.model()
+        self.train_items, self.val_items, self.eval_items = self.pd.train_pos, self.pd.val_pos, cfg.eval_positions
+        super().__init__(cfg, run_dir, log, reset_ema,
+                         decay_mask=lambda k, v: v.ndim == 2 and not k.endswith("/embeddings"))
+        import jax
 
-        def loss_fn(params, tokens, actions, mask, targets, vtargets):
-            lp, val = jax_forward(params, mcfg, tokens, actions)
-            ce = -jnp.sum(targets * lp, axis=-1)  # [B, M]
-            loss = jnp.sum(ce * mask) / jnp.maximum(jnp.sum(mask), 1.0)
-            if mcfg.value_head:
-                loss = loss + vw * -jnp.mean(jnp.sum(vtargets * val, axis=-1))
-            return loss
+        self._fwd = jax.jit(lambda params, tokens, actions: jax_forward(params, self.mcfg, tokens, actions))
 
-        def step(params, ema, opt_state, tokens, actions, mask, targets, vtargets, t):
-            loss, grads = jax.value_and_grad(loss_fn)(params, tokens, actions, mask, targets, vtargets)
-            updates, opt_state = self.opt.update(grads, opt_state, params)
-            params = optax.apply_updates(params, updates)
-            decay = jnp.minimum(cfg.ema, (1.0 + t) / (10.0 + t))
-            ema = jax.tree_util.tree_map(lambda e, p: decay * e + (1 - decay) * p, ema, params)
-            return params, ema, opt_state, loss
+    def describe_model(self) -> str:
+        return f"{self.mcfg} ({num_params(self.mcfg):,} parameters)"
 
-        self._step = jax.jit(step, donate_argnums=(0, 1, 2))
-        self._fwd = jax.jit(lambda params, tokens, actions: jax_forward(params, mcfg, tokens, actions))
+    def init_params(self) -> dict:
+        return init_params(self.mcfg, self.cfg.seed)
 
-    # ---------------------------------------------------------------- state
-    def fresh_state(self):
+    def loss(self, params, tokens, actions, mask, targets, vtargets):
         jnp = self.jnp
-        params = {k: jnp.asarray(v) for k, v in init_params(self.mcfg, self.cfg.seed).items()}
-        ema = {k: jnp.array(v) for k, v in params.items()}
-        return {"step": 0, "params": params, "ema": ema, "opt_state": self.opt.init(params), "train_seconds": 0.0}
+        lp, val = jax_forward(params, self.mcfg, tokens, actions)
+        ce = -jnp.sum(targets * lp, axis=-1)  # [B, M]
+        loss = jnp.sum(ce * mask) / jnp.maximum(jnp.sum(mask), 1.0)
+        if self.mcfg.value_head:
+            loss = loss + self.cfg.value_weight * -jnp.mean(jnp.sum(vtargets * val, axis=-1))
+        return loss
 
-    def ckpt_path(self):
-        return os.path.join(self.run_dir, "ckpt.pkl")
+    def make_batch(self, pos: np.ndarray):
+        tokens, actions, mask, rows = self.pd.batch(pos)
+        targets, vtargets = self.targets(rows, mask)
+        return ((tokens, actions, mask.astype(np.float32), targets, vtargets),
+                {"positions": len(pos), "moves": int(mask.sum())})
 
-    def save(self, st):
-        host = self.jax.device_get({k: st[k] for k in ("params", "ema", "opt_state")})
-        blob = {"step": st["step"], "train_seconds": st["train_seconds"], "config": dataclasses.asdict(self.cfg),
-                **host}
-        tmp = self.ckpt_path() + ".tmp"
-        with open(tmp, "wb") as f:
-            pickle.dump(blob, f, protocol=4)
-        os.replace(tmp, self.ckpt_path())
-        snap = os.path.join(self.run_dir, "ema")
-        os.makedirs(snap, exist_ok=True)
-        np.savez(os.path.join(snap, f"step{st['step']:07d}.npz"), **{k: np.asarray(v) for k, v in host["ema"].items()})
-
-    def load(self):
-        with open(self.ckpt_path(), "rb") as f:
-            blob = pickle.load(f)
-        tm = self.jax.tree_util.tree_map
-        return {"step": blob["step"], "train_seconds": blob.get("train_seconds", 0.0),
-                "params": tm(self.jnp.asarray, blob["params"]), "ema": tm(self.jnp.asarray, blob["ema"]),
-                "opt_state": tm(self.jnp.asarray, blob["opt_state"])}
-
-    # ---------------------------------------------------------------- data
-    def _perm(self, epoch: int) -> np.ndarray:
-        if getattr(self, "_perm_epoch", None) != epoch:
-            self._perm_cache = np.random.default_rng(self.cfg.seed * 1000 + epoch).permutation(len(self.pd.train_pos))
-            self._perm_epoch = epoch
-        return self._perm_cache
-
-    def batch_positions(self, step: int) -> np.ndarray:
-        """Positions of a step: epoch-wise permutations of the training positions (deterministic, resumable)."""
-        n, b = len(self.pd.train_pos), self.cfg.batch
-        epoch, off = divmod(step * b, n)
-        idx = self._perm(epoch)[off:off + b]
-        if len(idx) < b:
-            idx = np.concatenate([idx, self._perm(epoch + 1)[: b - len(idx)]])
-        return self.pd.train_pos[idx]
+    def rates(self, counts: dict, seconds: float) -> dict:
+        return {"positions_per_s": round(counts.get("positions", 0) / seconds, 1),
+                "moves_per_s": round(counts.get("moves", 0) / seconds, 1)}
 
     def targets(self, rows: np.ndarray, mask: np.ndarray):
         k = self.mcfg.buckets
@@ -238,63 +193,6 @@ class MAVTrainer:
             out["val_value_mae"] = float(np.mean(vmae))
         return out
 
-    # ---------------------------------------------------------------- loop
-    def run(self, stop_flag=lambda: False):
-        cfg, jnp = self.cfg, self.jnp
-        os.makedirs(self.run_dir, exist_ok=True)
-        if os.path.exists(self.ckpt_path()):
-            st = self.load()
-            self.log(f"resumed from {self.ckpt_path()} at step {st['step']}")
-            if self.reset_ema:
-                st["ema"] = {k: jnp.array(v) for k, v in st["params"].items()}
-                self.log("EMA reset to the current weights")
-        else:
-            st = self.fresh_state()
-            self.log(f"fresh model: {self.mcfg} ({num_params(self.mcfg):,} parameters)")
-        vpos = self.pd.val_pos
-        if len(vpos) > cfg.eval_positions:
-            vpos = np.sort(np.random.default_rng(12345).choice(vpos, cfg.eval_positions, replace=False))
-        logf = open(os.path.join(self.run_dir, "log.jsonl"), "a")
-        last_ckpt = time.time()
-        losses = []
-        t_int = time.time()
-        pos_int = moves_int = 0
-        ntrain = len(self.pd.train_pos)
-        while st["step"] < cfg.steps and not stop_flag():
-            pos = self.batch_positions(st["step"])
-            tokens, actions, mask, rows = self.pd.batch(pos)
-            targets, vtargets = self.targets(rows, mask)
-            st["params"], st["ema"], st["opt_state"], loss = self._step(
-                st["params"], st["ema"], st["opt_state"], jnp.asarray(tokens), jnp.asarray(actions),
-                jnp.asarray(mask, jnp.float32), jnp.asarray(targets), jnp.asarray(vtargets), np.float32(st["step"]))
-            losses.append(loss)
-            st["step"] += 1
-            pos_int += len(pos)
-            moves_int += int(mask.sum())
-            if st["step"] % cfg.eval_every == 0 or st["step"] == cfg.steps:
-                tl = float(np.mean([float(x) for x in losses]))
-                losses = []
-                now = time.time()
-                st["train_seconds"] += now - t_int
-                dt = max(now - t_int, 1e-9)
-                m = self.evaluate(st["ema"], vpos)
-                rec = {"step": st["step"], "epoch": round(st["step"] * cfg.batch / ntrain, 4),
-                       "positions": st["step"] * cfg.batch, "lr": float(self.sched(st["step"])), "train_loss": tl,
-                       **m, "positions_per_s": round(pos_int / dt, 1), "moves_per_s": round(moves_int / dt, 1),
-                       "train_seconds": round(st["train_seconds"], 1), "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
-                logf.write(json.dumps(rec) + "\n")
-                logf.flush()
-                self.log(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in rec.items()))
-                t_int = time.time()
-                pos_int = moves_int = 0
-            if time.time() - last_ckpt > cfg.ckpt_seconds:
-                self.save(st)
-                last_ckpt = time.time()
-        self.save(st)
-        logf.close()
-        self.log(f"checkpoint at step {st['step']} in {self.run_dir}")
-        return st
-
 
 def is_onepass_run(argv: list[str]) -> bool:
     """True when train/export/evaluate arguments name a ``mav-*`` preset or a one-pass run."""
@@ -322,60 +220,25 @@ def is_onepass_run(argv: list[str]) -> bool:
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--shared", default="../shared")
-    ap.add_argument("--config", default="mav-smoke", help=f"preset: {', '.join(CONFIGS)}")
-    ap.add_argument("--run", default=None, help="run name (default: the config name)")
-    ap.add_argument("--runs-dir", default="runs")
-    ap.add_argument("--data-dir", default=None, help="dataset cache (default data/full or data/first<N>)")
-    ap.add_argument("--reset-ema", action="store_true", help="on resume, restart the EMA from the current weights")
-    ap.add_argument("--extra-labels", default="data/labels", help="folder with our own label shards")
-    for f in dataclasses.fields(MAVTrainConfig):
-        if f.name != "kind":
-            ap.add_argument("--" + f.name.replace("_", "-"), dest=f.name, type=type(f.default), default=None)
+    add_common_args(ap, MAVTrainConfig, CONFIGS, "mav-smoke", skip=("kind",))
     a = ap.parse_args(argv)
-    run = a.run or a.config
-    run_dir = os.path.join(a.runs_dir, run)
-    os.makedirs(run_dir, exist_ok=True)
-    cfg_path = os.path.join(run_dir, "config.json")
-    arch = ("layers", "dim", "heads", "head_dim", "head_hidden", "attn_bias", "head_global")
-    if os.path.exists(cfg_path):
-        cfg = MAVTrainConfig(**json.load(open(cfg_path)))
+
+    def check(cfg):
         if cfg.kind != KIND_MAV:
-            raise SystemExit(f"run {run_dir} is not a {KIND_MAV} run")
-    else:
-        if a.config not in CONFIGS:
-            raise SystemExit(f"unknown preset {a.config!r} ({', '.join(CONFIGS)})")
-        cfg = MAVTrainConfig(**CONFIGS[a.config])
-    fresh = not os.path.exists(cfg_path)
-    for f in dataclasses.fields(MAVTrainConfig):
-        v = getattr(a, f.name, None)
-        if v is not None:
-            if not fresh and f.name in arch and v != getattr(cfg, f.name):
-                raise SystemExit(f"run {run_dir} has {f.name}={getattr(cfg, f.name)}, asked {v}: use another --run")
-            setattr(cfg, f.name, v)
-    json.dump(dataclasses.asdict(cfg), open(cfg_path, "w"), indent=1)
-    data_dir = a.data_dir or "data/full"
+            raise SystemExit(f"run {a.run or a.config} is not a {KIND_MAV} run")
+
+    cfg, run_dir = resolve_config(a, MAVTrainConfig, CONFIGS, check=check,
+                                  arch=("layers", "dim", "heads", "head_dim", "head_hidden", "attn_bias",
+                                        "head_global"))
     extra = [a.extra_labels] if a.extra_labels and os.path.isdir(a.extra_labels) else []
-
-    def log(msg):
-        print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
-
     if not label_files(a.shared, extra):
         raise SystemExit(f"no label files under {a.shared}/data/labels")
-    d = data_dir if not cfg.max_positions else f"data/first{cfg.max_positions}"
-    ds = ensure_dataset(a.shared, d, extra, cfg.max_positions, log)
-    tr_ = PositionData(ds)
-    log(f"data {d}: {len(tr_.train_pos)} train positions, {len(tr_.val_pos)} validation positions "
-        f"({len(ds.train_rows)} / {len(ds.val_rows)} labelled moves)")
-    stop = {"flag": False}
-
-    def on_signal(signum, frame):
-        stop["flag"] = True
-        log(f"signal {signum}: checkpointing and stopping")
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    MAVTrainer(cfg, run_dir, ds, log, reset_ema=a.reset_ema).run(lambda: stop["flag"])
+    d = a.data_dir or ("data/full" if not cfg.max_positions else f"data/first{cfg.max_positions}")
+    ds = ensure_dataset(a.shared, d, extra, cfg.max_positions, log_line)
+    tr = MAVTrainer(cfg, run_dir, ds, log_line, reset_ema=a.reset_ema)
+    log_line(f"data {d}: {len(tr.pd.train_pos)} train positions, {len(tr.pd.val_pos)} validation positions "
+             f"({len(ds.train_rows)} / {len(ds.val_rows)} labelled moves)")
+    tr.run(stop_on_signals(log_line))
 
 
 if __name__ == "__main__":
