@@ -160,20 +160,24 @@ def _np_ln(x, scale, offset):
     return (x - mu) / np.sqrt(var + LN_EPS) * scale + offset
 
 
-def numpy_forward(params: dict[str, np.ndarray], cfg: ModelConfig, tokens: np.ndarray) -> np.ndarray:
-    """float64 forward pass: tokens int [B, T] → log-probs [B, K] at the last position."""
-    p = {k: np.asarray(v, np.float64) for k, v in params.items()}
+def numpy_trunk(p: dict[str, np.ndarray], layers: int, dim: int, heads: int, tokens: np.ndarray,
+                attn_bias: bool = False) -> np.ndarray:
+    """float64 transformer trunk (the paper's decoder blocks, bidirectional attention, pre-LN, SwiGLU):
+    tokens int [B, T] → residual stream [B, T, D] before the final LayerNorm. ``p``: float64 parameters by
+    Haiku name; ``attn_bias`` adds the learned per-head ``pair_bias`` [H, T, T] to the attention logits."""
     b, t = tokens.shape
-    d, nh = cfg.dim, cfg.heads
+    d, nh = dim, heads
     dh = d // nh
     x = p["embed/embeddings"][tokens] * math.sqrt(d) + p["embed_1/embeddings"][:t]
-    for i in range(cfg.layers):
+    for i in range(layers):
         a = attn_name(i)
         y = _np_ln(x, p[f"{ln_name(2*i)}/scale"], p[f"{ln_name(2*i)}/offset"])
         q = (y @ p[f"{a}/linear/w"]).reshape(b, t, nh, dh)
         k = (y @ p[f"{a}/linear_1/w"]).reshape(b, t, nh, dh)
         v = (y @ p[f"{a}/linear_2/w"]).reshape(b, t, nh, dh)
         s = np.einsum("bthd,bshd->bhts", q, k) / math.sqrt(dh)
+        if attn_bias:
+            s = s + p[f"{a}/pair_bias"][None, :, :t, :t]
         s = np.exp(s - s.max(-1, keepdims=True))
         s /= s.sum(-1, keepdims=True)
         o = np.einsum("bhts,bshd->bthd", s, v).reshape(b, t, d)
@@ -181,6 +185,13 @@ def numpy_forward(params: dict[str, np.ndarray], cfg: ModelConfig, tokens: np.nd
         y = _np_ln(x, p[f"{ln_name(2*i+1)}/scale"], p[f"{ln_name(2*i+1)}/offset"])
         g = y @ p[f"{lin_name(3*i)}/w"]
         x = x + ((g / (1 + np.exp(-g))) * (y @ p[f"{lin_name(3*i+1)}/w"])) @ p[f"{lin_name(3*i+2)}/w"]
+    return x
+
+
+def numpy_forward(params: dict[str, np.ndarray], cfg: ModelConfig, tokens: np.ndarray) -> np.ndarray:
+    """float64 forward pass: tokens int [B, T] → log-probs [B, K] at the last position."""
+    p = {k: np.asarray(v, np.float64) for k, v in params.items()}
+    x = numpy_trunk(p, cfg.layers, cfg.dim, cfg.heads, tokens)
     L = cfg.layers
     y = _np_ln(x[:, -1], p[f"{ln_name(2*L)}/scale"], p[f"{ln_name(2*L)}/offset"])
     z = y @ p[f"{lin_name(3*L)}/w"] + p[f"{lin_name(3*L)}/b"]

@@ -49,7 +49,7 @@ import math
 import numpy as np
 
 from .chessdata import ACTIONS
-from .model import LN_EPS, VOCAB, attn_name, lin_name, ln_name
+from .model import LN_EPS, VOCAB, _np_ln, attn_name, lin_name, ln_name, numpy_trunk
 
 KIND_MAV = "multi_action_value"
 SEQ = 78
@@ -216,12 +216,6 @@ def perturbed_params(cfg: MAVConfig, seed: int = 0) -> dict[str, np.ndarray]:
 # ----------------------------------------------------------------------------------------------
 
 
-def _np_ln(x, scale, offset):
-    mu = x.mean(-1, keepdims=True)
-    var = ((x - mu) ** 2).mean(-1, keepdims=True)
-    return (x - mu) / np.sqrt(var + LN_EPS) * scale + offset
-
-
 def _np_log_softmax(z):
     z = z - z.max(-1, keepdims=True)
     return z - np.log(np.exp(z).sum(-1, keepdims=True))
@@ -230,26 +224,8 @@ def _np_log_softmax(z):
 def numpy_forward(params, cfg: MAVConfig, tokens: np.ndarray, actions: np.ndarray):
     """float64: tokens int [B, 78], actions int [B, M] → (log_probs [B, M, K], value log-probs [B, K] or None)."""
     p = {k: np.asarray(v, np.float64) for k, v in params.items()}
-    b, t = tokens.shape
-    d, nh = cfg.dim, cfg.heads
-    dh = d // nh
-    x = p["embed/embeddings"][tokens] * math.sqrt(d) + p["embed_1/embeddings"][:t]
-    for i in range(cfg.layers):
-        a = attn_name(i)
-        y = _np_ln(x, p[f"{ln_name(2*i)}/scale"], p[f"{ln_name(2*i)}/offset"])
-        q = (y @ p[f"{a}/linear/w"]).reshape(b, t, nh, dh)
-        k = (y @ p[f"{a}/linear_1/w"]).reshape(b, t, nh, dh)
-        v = (y @ p[f"{a}/linear_2/w"]).reshape(b, t, nh, dh)
-        s = np.einsum("bthd,bshd->bhts", q, k) / math.sqrt(dh)
-        if cfg.attn_bias:
-            s = s + p[f"{a}/pair_bias"][None, :, :t, :t]
-        s = np.exp(s - s.max(-1, keepdims=True))
-        s /= s.sum(-1, keepdims=True)
-        o = np.einsum("bhts,bshd->bthd", s, v).reshape(b, t, d)
-        x = x + o @ p[f"{a}/linear_3/w"]
-        y = _np_ln(x, p[f"{ln_name(2*i+1)}/scale"], p[f"{ln_name(2*i+1)}/offset"])
-        g = y @ p[f"{lin_name(3*i)}/w"]
-        x = x + ((g / (1 + np.exp(-g))) * (y @ p[f"{lin_name(3*i+1)}/w"])) @ p[f"{lin_name(3*i+2)}/w"]
+    b = tokens.shape[0]
+    x = numpy_trunk(p, cfg.layers, cfg.dim, cfg.heads, tokens, attn_bias=cfg.attn_bias)
     L = cfg.layers
     y = _np_ln(x, p[f"{ln_name(2*L)}/scale"], p[f"{ln_name(2*L)}/offset"])  # [B, T, D]
     bi = np.arange(b)[:, None]
