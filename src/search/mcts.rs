@@ -52,6 +52,11 @@ pub struct MctsParams {
     pub policy_uniform_mix: f32,
     /// `MinibatchSize`: leaves gathered per network call.
     pub minibatch: usize,
+    /// `DrawScore` / 200: how much more than 0.5 the side to move at the root values a draw
+    /// (win-probability units, −0.5…0.5; the opponent's draw value is mirrored). Negative values
+    /// are contempt: the engine avoids draws, e.g. repetitions, in positions it sees as level.
+    /// Lc0's `DrawScore` convention (−100…100 on its [−1, 1] Q scale).
+    pub draw_score: f32,
 }
 
 impl Default for MctsParams {
@@ -67,6 +72,7 @@ impl Default for MctsParams {
             policy_top_k: 5,
             policy_uniform_mix: 0.05,
             minibatch: 16,
+            draw_score: 0.0,
         }
     }
 }
@@ -294,6 +300,8 @@ pub struct Tree {
     start_fen: String,
     moves: Vec<Move>,
     chess960: bool,
+    /// The `MctsParams::draw_score` the statistics were gathered with.
+    draw_score: f32,
 }
 
 /// Most nodes a tree may hold (56 bytes each, so about 560 MB; a child is a node, so this is
@@ -316,6 +324,36 @@ impl Tree {
             start_fen: python_fen(game.start_position()),
             moves: game.moves().to_vec(),
             chess960: game.chess960(),
+            draw_score: 0.0,
+        }
+    }
+
+    /// The value of a draw for the side to move at a node `depth` plies below the root:
+    /// 0.5 + `draw_score` for the root's side, 0.5 − `draw_score` for the opponent.
+    fn draw_value(&self, depth: usize) -> f32 {
+        if depth.is_multiple_of(2) {
+            0.5 + self.draw_score
+        } else {
+            0.5 - self.draw_score
+        }
+    }
+
+    /// Plies from the root to node `idx`.
+    fn depth_of(&self, mut idx: u32) -> usize {
+        let mut depth = 0;
+        while idx != 0 {
+            idx = self.nodes[idx as usize].parent;
+            depth += 1;
+        }
+        depth
+    }
+
+    /// Starts the statistics afresh (same root and game) when they were gathered with another
+    /// draw score.
+    fn use_draw_score(&mut self, draw_score: f32) {
+        if self.draw_score != draw_score {
+            self.nodes = vec![Node::new(None, NONE)];
+            self.draw_score = draw_score;
         }
     }
 
@@ -341,7 +379,10 @@ impl Tree {
         } else {
             at = NONE;
         }
-        if at == NONE || (at != 0 && !self.nodes[at as usize].expanded) {
+        // Draw values are relative to the root's side: with a draw score, a new root whose
+        // other side is to move cannot keep them.
+        let flipped = self.draw_score != 0.0 && game.position().turn() != self.root_pos.turn();
+        if at == NONE || flipped || (at != 0 && !self.nodes[at as usize].expanded) {
             *self = Tree::new(game);
             return 0;
         }
@@ -432,9 +473,8 @@ impl Tree {
         self.children(0).map(|c| &self.nodes[c as usize]).collect()
     }
 
-    /// Creates the children of `idx` (position `pos`, `stack` = hashes of the positions before it
-    /// and of `pos` itself, oldest first) from the network's Q values for `moves`; terminal
-    /// children get their rule values. Returns V(s) = max_a Q(s, a) for the side to move.
+    /// Creates the children of `idx` (position `pos`, `stack` = hashes of the positions before it and of `pos` itself, oldest first) from the network's Q
+    /// values for `moves`; terminal children get their rule values (a draw: [`Tree::draw_value`]). Returns V(s) = max_a Q(s, a) for the side to move.
     fn expand(
         &mut self,
         idx: u32,
@@ -446,6 +486,7 @@ impl Tree {
     ) -> f32 {
         debug_assert_eq!(moves.len(), q.len());
         let mut q = q.to_vec();
+        let draw = self.draw_value(self.depth_of(idx));
         let mut children = Vec::with_capacity(moves.len());
         for (i, mv) in moves.iter().enumerate() {
             let mut child = pos.clone();
@@ -459,13 +500,13 @@ impl Tree {
                 || child.is_stalemate()
             {
                 node.proven = Proven::Draw;
-                q[i] = 0.5;
+                q[i] = draw;
             } else {
                 let h = position_hash(&child);
                 let window = (child.halfmoves() as usize).min(stack.len());
                 if stack[stack.len() - window..].contains(&h) {
                     node.repetition = true;
-                    q[i] = 0.5;
+                    q[i] = draw;
                 }
             }
             node.net_q = q[i];
@@ -490,9 +531,15 @@ impl Tree {
         q.iter().copied().fold(0.0, f32::max)
     }
 
-    /// The PUCT choice among the children of `idx` (`filter`: allowed moves at the root, empty =
-    /// all). Proven children count with their exact value.
-    fn select_child(&self, idx: u32, params: &MctsParams, filter: &[Move]) -> Option<u32> {
+    /// The PUCT choice among the children of `idx` (`depth` plies below the root; `filter`:
+    /// allowed moves at the root, empty = all). Proven children count with their exact value.
+    fn select_child(
+        &self,
+        idx: u32,
+        depth: usize,
+        params: &MctsParams,
+        filter: &[Move],
+    ) -> Option<u32> {
         let node = &self.nodes[idx as usize];
         let parent_visits = f64::from(node.n + node.vl);
         // The parent's value for its side to move (its own w is from the other side's view).
@@ -516,7 +563,7 @@ impl Tree {
                 // The child's side to move is mated: a win for the chooser.
                 Proven::Loss(_) => 1.0,
                 Proven::Win(_) => 0.0,
-                Proven::Draw => 0.5,
+                Proven::Draw => f64::from(self.draw_value(depth)),
                 Proven::Unknown if visits > 0.0 => child.w / visits,
                 Proven::Unknown => fpu,
             };
@@ -538,12 +585,14 @@ impl Tree {
         let mut idx = 0u32;
         loop {
             let node = &self.nodes[idx as usize];
+            let depth = path.len() - 1;
             if idx != 0 {
-                if let Some(v) = node.proven.value() {
-                    return Leaf::Value { path, value: v };
+                if node.proven == Proven::Draw || node.repetition {
+                    let value = self.draw_value(depth);
+                    return Leaf::Value { path, value };
                 }
-                if node.repetition {
-                    return Leaf::Value { path, value: 0.5 };
+                if let Some(value) = node.proven.value() {
+                    return Leaf::Value { path, value };
                 }
             }
             if !node.expanded {
@@ -552,11 +601,14 @@ impl Tree {
                 }
                 return Leaf::Eval { path, pos, stack };
             }
-            let Some(child) = self.select_child(idx, params, if idx == 0 { filter } else { &[] })
-            else {
+            let filter = if idx == 0 { filter } else { &[] };
+            let Some(child) = self.select_child(idx, depth, params, filter) else {
                 // An expanded node without children is a terminal the rules scored.
-                let v = node.proven.value().unwrap_or(0.5);
-                return Leaf::Value { path, value: v };
+                let value = match node.proven {
+                    Proven::Win(_) | Proven::Loss(_) => node.proven.value().unwrap_or(0.0),
+                    _ => self.draw_value(depth),
+                };
+                return Leaf::Value { path, value };
             };
             let mv = self.nodes[child as usize].mv.expect("children have moves");
             pos.play_unchecked(mv);
@@ -853,6 +905,7 @@ pub fn search(
         last_batch: std::time::Duration::ZERO,
     };
     let minibatch = params.minibatch.max(1);
+    tree.use_draw_score(params.draw_score.clamp(-0.5, 0.5));
     let legal_root = tree.root_pos.legal_moves();
     limits.searchmoves.retain(|m| legal_root.contains(m));
     let root_moves = if limits.searchmoves.is_empty() {

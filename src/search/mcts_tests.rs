@@ -255,8 +255,6 @@ fn repetition_against_history_and_path() {
     let (tree, _) = run(&game, &mut ConstEval(0.6), 3000, 8);
     let mut at = 0u32;
     for m in ["g1f3", "g8f6", "f3g1", "f6g8"] {
-        let mv = Game::startpos().parse_uci("g1f3").map(|_| ()).ok();
-        let _ = mv;
         match tree
             .children(at)
             .find(|&c| crate::game::standard_uci(&tree.nodes[c as usize].mv.unwrap()) == m)
@@ -334,6 +332,95 @@ fn batching_gathers_leaves_and_cleans_up() {
             assert_eq!(n.n, sum + 1, "node {i}");
         }
     }
+}
+
+/// Q = `white` for every move when White is to move, `black` when Black is: a position both
+/// sides agree on (with white = 1 − black).
+struct SideEval {
+    white: f32,
+    black: f32,
+}
+
+impl Evaluator for SideEval {
+    fn evaluate(&mut self, batch: &[EvalRequest]) -> Result<Vec<Vec<f32>>, ModelError> {
+        Ok(batch
+            .iter()
+            .map(|r| {
+                let q = if r.pos.turn().is_white() {
+                    self.white
+                } else {
+                    self.black
+                };
+                vec![q; r.moves.len()]
+            })
+            .collect())
+    }
+    fn stats(&self) -> EvalStats {
+        EvalStats::default()
+    }
+}
+
+#[test]
+fn draw_score_steers_repetitions() {
+    // White stands a little worse everywhere (Q 0.45) but 3.Nf3 repeats: a draw by repetition.
+    let mut game = Game::startpos();
+    for m in ["g1f3", "g8f6", "f3g1", "f6g8"] {
+        game.push_uci(m).unwrap();
+    }
+    let search_with = |draw_score: f32| {
+        let mut tree = Tree::new(&game);
+        let mut limits = Limits {
+            playouts: Some(400),
+            ..Limits::default()
+        };
+        let p = MctsParams {
+            draw_score,
+            ..params(8)
+        };
+        let mut eval = SideEval {
+            white: 0.45,
+            black: 0.55,
+        };
+        let mut cache = EvalCache::new(1 << 20);
+        search(
+            &mut tree,
+            &mut cache,
+            &mut eval,
+            &p,
+            &mut limits,
+            &mut |_, _, _| false,
+        );
+        tree
+    };
+    let rep_move = |tree: &Tree| {
+        let c = tree
+            .child_by_move(0, &game.parse_uci("g1f3").unwrap())
+            .unwrap();
+        tree.nodes[c as usize].clone()
+    };
+    // DrawScore 0: the draw (0.5) beats 0.45, so White takes the repetition.
+    let tree = search_with(0.0);
+    let best = tree.lines(&[], 1)[0].mv;
+    assert_eq!(crate::game::standard_uci(&best), "g1f3");
+    assert_eq!(rep_move(&tree).net_q, 0.5);
+    // DrawScore −40 (a draw is worth 0.3 to White, 0.7 to Black): White avoids it.
+    let tree = search_with(-0.2);
+    let best = tree.lines(&[], 1)[0].mv;
+    assert_ne!(crate::game::standard_uci(&best), "g1f3");
+    let rep = rep_move(&tree);
+    assert!((rep.net_q - 0.3).abs() < 1e-6, "{}", rep.net_q);
+    assert!((tree.draw_value(0) - 0.3).abs() < 1e-6);
+    assert!((tree.draw_value(1) - 0.7).abs() < 1e-6);
+    assert!(rep.n * 10 < tree.root().n, "{} of {}", rep.n, tree.root().n);
+    // A different draw score restarts the statistics; so does re-rooting one ply down (the
+    // other side to move would inherit draw values meant for White).
+    let mut tree = tree;
+    tree.use_draw_score(0.0);
+    assert_eq!(tree.len(), 1);
+    let mut tree = search_with(-0.2);
+    let mut next = game.clone();
+    next.push_uci("e2e4").unwrap();
+    assert_eq!(tree.reuse(&next), 0);
 }
 
 #[test]

@@ -50,6 +50,8 @@ pub const POLICY_UNIFORM_MIX: &str = "PolicyUniformMix";
 pub const MINIBATCH_SIZE: &str = "MinibatchSize";
 /// Bare-king mop-up rule option (MCTS).
 pub const MOP_UP: &str = "MopUp";
+/// Value of a draw for the engine (MCTS), Lc0's `DrawScore`.
+pub const DRAW_SCORE: &str = "DrawScore";
 /// Evaluation cache size option (MB).
 pub const HASH: &str = "Hash";
 
@@ -231,6 +233,11 @@ pub fn declarations(cores: usize) -> Vec<OptionDecl> {
             help: "MCTS: in K+Q/R vs K the value comes from a mop-up rule (lone king to the edge, kings together) instead of the net",
         },
         OptionDecl {
+            name: DRAW_SCORE,
+            kind: OptionKind::Spin { default: 0, min: -100, max: 100 },
+            help: "MCTS: a draw's value for the engine, -100 (a loss) .. 100 (a win) as Lc0; negative avoids draws (contempt)",
+        },
+        OptionDecl {
             name: MINIBATCH_SIZE,
             kind: OptionKind::Spin { default: 16, min: 1, max: 1024 },
             help: "MCTS: leaves gathered (with virtual loss) per network run",
@@ -277,7 +284,7 @@ pub struct Settings {
     /// `MopUp`: the bare-king rule in MCTS.
     pub mop_up: bool,
     /// MCTS parameters (`CPuct`, `CPuctBase`, `FpuReduction`, `PolicyTemperature`,
-    /// `PolicyTopK`, `PolicyUniformMix`, `MinibatchSize`).
+    /// `PolicyTopK`, `PolicyUniformMix`, `MinibatchSize`, `DrawScore`).
     pub mcts_params: MctsParams,
 }
 
@@ -430,6 +437,7 @@ impl Options {
                 policy_top_k: self.int(POLICY_TOP_K).max(0) as usize,
                 policy_uniform_mix: self.float(POLICY_UNIFORM_MIX) as f32,
                 minibatch: self.int(MINIBATCH_SIZE).max(1) as usize,
+                draw_score: self.int(DRAW_SCORE).clamp(-100, 100) as f32 / 200.0,
             },
         }
     }

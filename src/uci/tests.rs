@@ -412,6 +412,11 @@ fn option_setting_and_validation() {
     assert!(o.settings().mop_up);
     assert!(o.set("MopUp", Some("false")).is_ok());
     assert!(!o.settings().mop_up);
+    assert_eq!(o.settings().mcts_params.draw_score, 0.0);
+    assert!(o.set("DrawScore", Some("-20")).is_ok());
+    assert!((o.settings().mcts_params.draw_score + 0.1).abs() < 1e-6);
+    assert!(o.set("DrawScore", Some("101")).is_err());
+    assert!((o.settings().mcts_params.draw_score + 0.1).abs() < 1e-6);
     let changed = o.set("Seed", Some("42")).unwrap();
     assert_eq!(changed.name, options::SEED);
     assert!(changed.differs);
