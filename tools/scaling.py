@@ -248,11 +248,13 @@ def main(argv: list[str] | None = None) -> int:
     name_a = (engines.get("A") or {}).get("label", "engine A")
     name_b = (engines.get("B") or {}).get("label", "engine B")
     b_limit = tc_b.describe() if tc_b else "go nodes N (as A)"
+    counts = sorted({r["games"] for r in rows if r["games"]})
+    per_point = f"{counts[0]} games per point" if len(counts) == 1 else "games per point as labelled"
     warnings = warnings_for(rows, engines.get("A"))
     print()
     print(f"Scaling of {name_a} ({spec_a.describe_options()}) against {name_b} ({spec_b.describe_options().strip('()')})"
           + (" (interrupted)" if interrupted else ""))
-    print(f"  A: go nodes N; B: {b_limit}; {args.games} games per N, book {book or 'startpos'}, "
+    print(f"  A: go nodes N; B: {b_limit}; {per_point.replace('point', 'N')}, book {book or 'startpos'}, "
           f"seed {args.seed}, concurrency {args.concurrency}")
     print(f"{'playouts':>8} {'games':>5} {'W':>4} {'D':>4} {'L':>4} {'score':>7} {'Elo [95%]':>22} "
           f"{'A nodes/mv':>10} {'A ms/mv':>8} {'B ms/mv':>8}")
@@ -283,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     if any(r["games"] for r in rows):
         title = (f"{name_a} ({spec_a.describe_options()}) vs {name_b}\n"
-                 f"{args.games} games per point, B at {b_limit}, book {Path(book).name if book else 'startpos'}")
+                 f"{per_point}, B at {b_limit}, book {Path(book).name if book else 'startpos'}")
         plot(rows, out + ".png", title, name_b + (f" ({spec_b.describe_options()})" if spec_b.options else ""))
         doc["png"] = out + ".png"
         print(f"PNG: {out}.png")
