@@ -9,13 +9,10 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
-import sys
 import tempfile
-import time
 
 import chess
 import numpy as np
@@ -119,23 +116,9 @@ def smoke_train_export_eval(shared):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--shared", default="../shared")
-    a = ap.parse_args(argv)
-    failed = 0
-    for fn in CHECKS:
-        t0 = time.time()
-        try:
-            msg = fn(a.shared)
-            print(f"ok   {fn.__name__} ({time.time() - t0:.1f} s): {msg}", flush=True)
-        except Exception as e:  # noqa: BLE001
-            failed += 1
-            import traceback
+    from .selftest import run_checks
 
-            traceback.print_exc()
-            print(f"FAIL {fn.__name__}: {e!r}", flush=True)
-    print(f"{len(CHECKS) - failed}/{len(CHECKS)} one-pass checks passed")
-    sys.exit(1 if failed else 0)
+    run_checks(CHECKS, argv, "one-pass checks", __doc__)
 
 
 if __name__ == "__main__":

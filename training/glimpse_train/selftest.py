@@ -167,12 +167,14 @@ def smoke_train_export(shared):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__)
+def run_checks(checks, argv=None, what: str = "checks", doc: str | None = None) -> None:
+    """Runs each ``check(shared) -> message``, prints ``ok``/``FAIL`` lines and a count, and exits 1 if
+    any failed (``--shared``: the shared data folder)."""
+    ap = argparse.ArgumentParser(description=doc or __doc__)
     ap.add_argument("--shared", default="../shared")
     a = ap.parse_args(argv)
     failed = 0
-    for fn in CHECKS:
+    for fn in checks:
         t0 = time.time()
         try:
             msg = fn(a.shared)
@@ -183,8 +185,12 @@ def main(argv=None):
 
             traceback.print_exc()
             print(f"FAIL {fn.__name__}: {e!r}", flush=True)
-    print(f"{len(CHECKS) - failed}/{len(CHECKS)} checks passed")
+    print(f"{len(checks) - failed}/{len(checks)} {what} passed")
     sys.exit(1 if failed else 0)
+
+
+def main(argv=None):
+    run_checks(CHECKS, argv)
 
 
 if __name__ == "__main__":
