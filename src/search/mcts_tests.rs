@@ -83,6 +83,16 @@ fn run(
     playouts: u64,
     minibatch: usize,
 ) -> (Tree, StopReason) {
+    run_with(game, eval, playouts, &params(minibatch))
+}
+
+/// A fresh search of `playouts` playouts with `params` and a 1 MB cache.
+fn run_with(
+    game: &Game,
+    eval: &mut dyn Evaluator,
+    playouts: u64,
+    params: &MctsParams,
+) -> (Tree, StopReason) {
     let mut tree = Tree::new(game);
     let mut cache = EvalCache::new(1 << 20);
     let mut limits = Limits {
@@ -93,7 +103,7 @@ fn run(
         &mut tree,
         &mut cache,
         eval,
-        &params(minibatch),
+        params,
         &mut limits,
         &mut |_, _, _| false,
     );
@@ -368,11 +378,6 @@ fn draw_score_steers_repetitions() {
         game.push_uci(m).unwrap();
     }
     let search_with = |draw_score: f32| {
-        let mut tree = Tree::new(&game);
-        let mut limits = Limits {
-            playouts: Some(400),
-            ..Limits::default()
-        };
         let p = MctsParams {
             draw_score,
             ..params(8)
@@ -381,16 +386,7 @@ fn draw_score_steers_repetitions() {
             white: 0.45,
             black: 0.55,
         };
-        let mut cache = EvalCache::new(1 << 20);
-        search(
-            &mut tree,
-            &mut cache,
-            &mut eval,
-            &p,
-            &mut limits,
-            &mut |_, _, _| false,
-        );
-        tree
+        run_with(&game, &mut eval, 400, &p).0
     };
     let rep_move = |tree: &Tree| {
         let c = tree
