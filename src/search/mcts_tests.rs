@@ -95,19 +95,23 @@ fn run_with(
 ) -> (Tree, StopReason) {
     let mut tree = Tree::new(game);
     let mut cache = EvalCache::new(1 << 20);
+    let reason = playouts_on(&mut tree, &mut cache, eval, params, playouts);
+    (tree, reason)
+}
+
+/// `playouts` more playouts on an existing tree and cache, never stopped by the poll.
+fn playouts_on(
+    tree: &mut Tree,
+    cache: &mut EvalCache,
+    eval: &mut dyn Evaluator,
+    params: &MctsParams,
+    playouts: u64,
+) -> StopReason {
     let mut limits = Limits {
         playouts: Some(playouts),
         ..Limits::default()
     };
-    let (reason, _) = search(
-        &mut tree,
-        &mut cache,
-        eval,
-        params,
-        &mut limits,
-        &mut |_, _, _| false,
-    );
-    (tree, reason)
+    search(tree, cache, eval, params, &mut limits, &mut |_, _, _| false).0
 }
 
 fn no_virtual_loss_left(tree: &Tree) -> bool {
@@ -156,36 +160,14 @@ fn backup_alternates_signs() {
     let mut tree = Tree::new(&game);
     let mut cache = EvalCache::new(1 << 20);
     let mut eval = ConstEval(0.7);
-    let mut limits = Limits {
-        playouts: Some(1),
-        ..Limits::default()
-    };
     let p = params(1);
-    search(
-        &mut tree,
-        &mut cache,
-        &mut eval,
-        &p,
-        &mut limits,
-        &mut |_, _, _| false,
-    );
+    playouts_on(&mut tree, &mut cache, &mut eval, &p, 1);
     // Root evaluated: V = max Q = 0.7 for White; stored from Black's side.
     let root = tree.root();
     assert_eq!(root.n, 1);
     assert!((root.w - 0.3).abs() < 1e-6);
     assert_eq!(tree.root_children().len(), 20);
-    let mut limits = Limits {
-        playouts: Some(1),
-        ..Limits::default()
-    };
-    search(
-        &mut tree,
-        &mut cache,
-        &mut eval,
-        &p,
-        &mut limits,
-        &mut |_, _, _| false,
-    );
+    playouts_on(&mut tree, &mut cache, &mut eval, &p, 1);
     // One child evaluated: 0.7 for Black to move there, i.e. 0.3 for White who moved into it.
     let visited: Vec<&Node> = tree
         .root_children()
@@ -459,18 +441,7 @@ fn cache_serves_repeated_positions() {
     let mut evaluated: Vec<usize> = Vec::new();
     for _ in 0..2 {
         let mut tree = Tree::new(&game);
-        let mut limits = Limits {
-            playouts: Some(100),
-            ..Limits::default()
-        };
-        search(
-            &mut tree,
-            &mut cache,
-            &mut eval,
-            &p,
-            &mut limits,
-            &mut |_, _, _| false,
-        );
+        playouts_on(&mut tree, &mut cache, &mut eval, &p, 100);
         evaluated.push(eval.positions);
     }
     // The second search finds most positions in the cache (its tree grows in a different order
