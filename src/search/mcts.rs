@@ -338,6 +338,15 @@ impl Tree {
         }
     }
 
+    /// The exact value of a proven node `depth` plies below the root for its side to move (a
+    /// draw counts with the draw score); `None` when not proven.
+    fn proven_value(&self, proven: Proven, depth: usize) -> Option<f32> {
+        match proven {
+            Proven::Draw => Some(self.draw_value(depth)),
+            p => p.value(),
+        }
+    }
+
     /// Plies from the root to node `idx`.
     fn depth_of(&self, mut idx: u32) -> usize {
         let mut depth = 0;
@@ -473,8 +482,10 @@ impl Tree {
         self.children(0).map(|c| &self.nodes[c as usize]).collect()
     }
 
-    /// Creates the children of `idx` (position `pos`, `stack` = hashes of the positions before it and of `pos` itself, oldest first) from the network's Q
-    /// values for `moves`; terminal children get their rule values (a draw: [`Tree::draw_value`]). Returns V(s) = max_a Q(s, a) for the side to move.
+    /// Creates the children of `idx` (position `pos`, `stack` = hashes of the positions before it
+    /// and of `pos` itself, oldest first) from the network's Q values for `moves`; terminal
+    /// children get their rule values (a draw: [`Tree::draw_value`]). Returns
+    /// V(s) = max_a Q(s, a) for the side to move.
     fn expand(
         &mut self,
         idx: u32,
@@ -587,11 +598,11 @@ impl Tree {
             let node = &self.nodes[idx as usize];
             let depth = path.len() - 1;
             if idx != 0 {
-                if node.proven == Proven::Draw || node.repetition {
+                if node.repetition {
                     let value = self.draw_value(depth);
                     return Leaf::Value { path, value };
                 }
-                if let Some(value) = node.proven.value() {
+                if let Some(value) = self.proven_value(node.proven, depth) {
                     return Leaf::Value { path, value };
                 }
             }
@@ -604,10 +615,9 @@ impl Tree {
             let filter = if idx == 0 { filter } else { &[] };
             let Some(child) = self.select_child(idx, depth, params, filter) else {
                 // An expanded node without children is a terminal the rules scored.
-                let value = match node.proven {
-                    Proven::Win(_) | Proven::Loss(_) => node.proven.value().unwrap_or(0.0),
-                    _ => self.draw_value(depth),
-                };
+                let value = self
+                    .proven_value(node.proven, depth)
+                    .unwrap_or_else(|| self.draw_value(depth));
                 return Leaf::Value { path, value };
             };
             let mv = self.nodes[child as usize].mv.expect("children have moves");
