@@ -177,3 +177,99 @@ def ensure_dataset(shared: str, out_dir: str, extra_dirs: list[str] | None = Non
             return Dataset(out_dir)
     build_dataset(files, out_dir, max_positions, log)
     return Dataset(out_dir)
+
+
+# ---------------------------------------------------------------------- per-file cache (the campaign's data)
+def _file_arrays(path: str, cache_dir: str) -> dict:
+    """Tokenized arrays of one label file, cached in ``cache_dir/<hash of path, size, mtime>.npz``:
+    ``states`` uint8 [P, 77], ``keys`` (first four FEN fields, str) [P], ``counts`` int32 [P] (moves per
+    position), ``action`` int16 [N], ``p`` float32 [N] (win prob), ``key`` float32 [N] (Stockfish order)."""
+    st = os.stat(path)
+    tag = hashlib.blake2b(f"{os.path.abspath(path)}:{st.st_size}:{st.st_mtime_ns}".encode(), digest_size=10).hexdigest()
+    cp = os.path.join(cache_dir, f"{tag}.npz")
+    if os.path.exists(cp):
+        z = np.load(cp, allow_pickle=False)
+        return {k: z[k] for k in z.files}
+    states, keys, counts, act, ps, ks = [], [], [], [], [], []
+    with gzip.open(path, "rt") as f:
+        for line in f:
+            if not line.strip():
+                continue
+            try:
+                fen, moves = parse_line(line)
+                cfen = canonical_fen(fen)
+                toks = tokenize(cfen)
+                a = [MOVE_TO_ACTION[m] for m, _ in moves]
+                p = [parse_score(s) for _, s in moves]
+                k = [score_key(s) for _, s in moves]
+            except (ValueError, KeyError):
+                continue
+            if not moves:
+                continue
+            states.append(toks)
+            keys.append(position_key(cfen))
+            counts.append(len(moves))
+            act.extend(a)
+            ps.extend(p)
+            ks.extend(k)
+    out = {"states": np.asarray(states, np.uint8).reshape(-1, 77), "keys": np.asarray(keys, dtype=str),
+           "counts": np.asarray(counts, np.int32), "action": np.asarray(act, np.int16),
+           "p": np.asarray(ps, np.float32), "key": np.asarray(ks, np.float32)}
+    os.makedirs(cache_dir, exist_ok=True)
+    tmp = cp + ".tmp.npz"
+    np.savez(tmp, **out)
+    os.replace(tmp, cp)
+    return out
+
+
+class MemDataset:
+    """The arrays of ``Dataset`` built in memory from label files (first occurrence of a position wins),
+    plus ``source`` int16 [P] (index of the file each position came from) and ``files``."""
+
+    def __init__(self, files: list[str], cache_dir: str, log=print):
+        t0 = time.time()
+        self.files = list(files)
+        seen: set[str] = set()
+        parts = []
+        for fi, path in enumerate(self.files):
+            a = _file_arrays(path, cache_dir)
+            n = len(a["counts"])
+            starts = np.concatenate([[0], np.cumsum(a["counts"])[:-1]]).astype(np.int64)
+            keep = np.zeros(n, bool)
+            for i, k in enumerate(a["keys"].tolist()):
+                if k not in seen:
+                    seen.add(k)
+                    keep[i] = True
+            idx = np.flatnonzero(keep)
+            rows = np.concatenate([np.arange(starts[i], starts[i] + a["counts"][i]) for i in idx]) if len(idx) else np.zeros(0, np.int64)
+            parts.append((fi, a["states"][idx], a["keys"][idx], a["counts"][idx], a["action"][rows], a["p"][rows],
+                          a["key"][rows]))
+        self.states = np.concatenate([p[1] for p in parts]) if parts else np.zeros((0, 77), np.uint8)
+        keys = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, str)
+        counts = np.concatenate([p[3] for p in parts]) if parts else np.zeros(0, np.int32)
+        self.source = np.concatenate([np.full(len(p[3]), p[0], np.int16) for p in parts]) if parts else np.zeros(0, np.int16)
+        self.row_action = np.concatenate([p[4] for p in parts]) if parts else np.zeros(0, np.int16)
+        self.row_p = np.concatenate([p[5] for p in parts]) if parts else np.zeros(0, np.float32)
+        self.row_key = np.concatenate([p[6] for p in parts]) if parts else np.zeros(0, np.float32)
+        self.row_pos = np.repeat(np.arange(len(counts), dtype=np.int32), counts)
+        self.row_bucket = bucket_of(self.row_p.astype(np.float64)).astype(np.uint8)
+        self.val = np.asarray([int.from_bytes(hashlib.blake2b(k.encode(), digest_size=8).digest(), "little") % 1000
+                               < VAL_PER_MILLE for k in keys.tolist()], bool)
+        is_val_row = self.val[self.row_pos]
+        self.train_rows = np.nonzero(~is_val_row)[0]
+        self.val_rows = np.nonzero(is_val_row)[0]
+        self.summary = {"files": self.files, "positions": int(len(counts)), "rows": int(len(self.row_pos)),
+                        "val_positions": int(self.val.sum())}
+        log(f"data: {len(counts)} positions, {len(self.row_pos)} labelled moves from {len(files)} files "
+            f"({time.time() - t0:.1f} s)")
+
+    def tokens(self, rows: np.ndarray) -> np.ndarray:
+        """AV network input int32 [len(rows), 79]: [0, 77 state tokens, action]."""
+        out = np.zeros((len(rows), 79), np.int32)
+        out[:, 1:78] = self.states[self.row_pos[rows]]
+        out[:, 78] = self.row_action[rows]
+        return out
+
+    def subset_rows(self, positions: np.ndarray) -> np.ndarray:
+        """Row ids of the given positions (sorted)."""
+        return np.flatnonzero(np.isin(self.row_pos, positions))

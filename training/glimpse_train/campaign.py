@@ -1,0 +1,454 @@
+"""The strength campaign (``make campaign``): label → store → train → export → evaluate → gate → record,
+in cycles, for as long as it is left running; killed at any point, the next start resumes.
+
+One cycle:
+
+1. **Label** for ``label_minutes``: new positions from Stockfish self-play at random skill, popular
+   Lichess positions and endgame starts (``../shared/data/positions/``), deduplicated on the first four
+   FEN fields against every labelled position so far; labelled by Stockfish as Ray tasks
+   (``raylabel``; ``RAY_ADDRESS`` for a cluster); a shard goes into the label store (``data/labels/``,
+   committed) every ``shard_minutes``.
+2. **Train** for ``train_minutes``: the one-pass trainer over every label file (shared + store), resuming
+   from ``training/runs/<run>/ckpt.pkl`` (checkpoints every ``ckpt_seconds`` ≤ 15 min and on SIGTERM);
+   with no checkpoint it starts from the committed ``training/campaign/<run>.onnx`` (``onnx_import``),
+   else from scratch. The learning rate stays at its peak after warm-up (``steps`` is huge); the EMA of
+   the weights is what is exported and measured.
+3. **Export** the EMA weights to ONNX (ORT checked against JAX), **evaluate** through ONNX Runtime on the
+   fixed held-out split (positions of ``../shared/data/labels`` whose key hashes into the 3 % validation
+   set; never trained on): action accuracy (argmax expected win probability is a Stockfish-best move) and
+   Kendall τ; and the first ``puzzles`` Lichess puzzles.
+4. **Gate**: a candidate whose held-out action accuracy beats the best so far becomes
+   ``training/campaign/<run>.onnx`` (the resumable, committed checkpoint) and ``runs/<run>/best.onnx``.
+   Replacing the engine's embedded default is a separate, SPRT-decided step (``weights/README.md``).
+5. **Record**: a row in ``training/campaign/<run>-curve.csv`` and the PNG beside it (positions labelled,
+   position-passes, wall hours against held-out action accuracy and puzzle accuracy).
+
+Campaign state (cycle, phase timings, the sources' cursors) is ``runs/<run>/campaign.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import json
+import os
+import random
+import shutil
+import signal
+import time
+
+import numpy as np
+
+from . import labelstore, raylabel
+from .trainloop import log_line
+
+CURVE_FIELDS = ["cycle", "time", "wall_hours", "store_positions", "train_positions", "position_passes", "step",
+                "heldout_positions", "action_accuracy", "kendall_tau", "puzzles", "puzzle_accuracy", "gate"]
+
+# The campaign's model: the one-pass contract (engine kind multi_action_value), deeper than wide.
+CAMPAIGN_MODEL = dict(layers=6, dim=128, heads=4, head_dim=128, head_hidden=256, attn_bias=1, head_global=1,
+                      batch=64, steps=10_000_000, lr=5e-4, warmup=300, eval_every=500, eval_positions=512,
+                      ckpt_seconds=300.0, value_weight=0.1)
+
+
+@dataclasses.dataclass
+class CampaignConfig:
+    """Knobs of the loop; the defaults are what ``make campaign`` runs."""
+
+    run: str = "campaign-l6d128"
+    label_minutes: float = 10.0
+    train_minutes: float = 20.0
+    shard_minutes: float = 5.0
+    workers: int = 2
+    chunk: int = 24
+    scheme: str = "two-tier"
+    depth: int = 8
+    top_k: int = 4
+    shallow_depth: int = 2
+    mix: str = "selfplay:0.4,popular:0.4,endgames:0.2"
+    puzzles: int = 300
+    cycles: int = 0  # 0 = until killed
+    nice: int = 10
+
+
+class Stop:
+    """SIGTERM/SIGINT set a flag that every phase polls (the trainer checkpoints on it)."""
+
+    def __init__(self):
+        self.flag = False
+        signal.signal(signal.SIGTERM, self._set)
+        signal.signal(signal.SIGINT, self._set)
+
+    def _set(self, signum, frame):
+        self.flag = True
+        log_line(f"signal {signum}: finishing the current step, checkpointing and stopping")
+
+    def __call__(self) -> bool:
+        return self.flag
+
+
+# ---------------------------------------------------------------------------------------- state
+def load_state(path: str) -> dict:
+    if os.path.exists(path):
+        with open(path) as f:
+            return json.load(f)
+    return {"cycle": 0, "wall_seconds": 0.0, "cursor": {}, "best_accuracy": None, "rate": None}
+
+
+def save_state(path: str, st: dict) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(st, f, indent=1)
+    os.replace(tmp, path)
+
+
+# ---------------------------------------------------------------------------------------- positions
+def parse_mix(mix: str) -> dict[str, float]:
+    """``"selfplay:0.4,popular:0.4,endgames:0.2"`` → normalised shares; raises ``ValueError``."""
+    out = {}
+    for part in mix.split(","):
+        name, _, share = part.partition(":")
+        if name not in ("selfplay", "popular", "endgames"):
+            raise ValueError(f"unknown position source {name!r}")
+        out[name] = float(share)
+    tot = sum(out.values())
+    if tot <= 0:
+        raise ValueError("mix shares sum to zero")
+    return {k: v / tot for k, v in out.items()}
+
+
+def epd_source(path: str, seed: int) -> list[str]:
+    """Canonical 6-field FENs of an EPD file in a fixed shuffled order (the cursor walks through it)."""
+    import chess
+
+    fens = []
+    with open(path, errors="replace") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 4:
+                fens.append(" ".join(parts[:4]) + " 0 1")
+    random.Random(seed).shuffle(fens)
+    out = []
+    for raw in fens:
+        try:
+            b = chess.Board(raw)
+        except ValueError:
+            continue
+        if b.is_valid() and not b.is_game_over(claim_draw=False):
+            out.append(b.fen())
+    return out
+
+
+def take_new(fens, start: int, n: int, known: set[str]) -> tuple[list[str], int]:
+    """Up to ``n`` FENs from ``fens[start:]`` whose key is not in ``known`` (added to it); returns them
+    and the new cursor."""
+    out, i = [], start
+    while i < len(fens) and len(out) < n:
+        k = labelstore.position_key(fens[i])
+        i += 1
+        if k not in known:
+            known.add(k)
+            out.append(fens[i - 1])
+    return out, i
+
+
+# ---------------------------------------------------------------------------------------- phases
+class Campaign:
+    def __init__(self, cfg: CampaignConfig, shared: str, store_root: str, runs_dir: str, out_dir: str,
+                 stockfish: str | None = None, log=log_line):
+        self.cfg, self.shared = cfg, shared
+        self.store = labelstore.LabelStore(store_root)
+        self.run_dir = os.path.join(runs_dir, cfg.run)
+        self.out_dir = out_dir
+        os.makedirs(self.run_dir, exist_ok=True)
+        os.makedirs(out_dir, exist_ok=True)
+        logf = open(os.path.join(self.run_dir, "campaign.log"), "a")
+
+        def both(msg: str) -> None:
+            log(msg)
+            logf.write(f"[{time.strftime('%Y-%m-%d %H:%M:%S')}] {msg}\n")
+            logf.flush()
+
+        self.log = both
+        self.state_path = os.path.join(self.run_dir, "campaign.json")
+        self.state = load_state(self.state_path)
+        self.stockfish = stockfish
+        self.stop = Stop()
+        self._known: set[str] | None = None
+        self._epd: dict[str, list[str]] = {}
+
+    @property
+    def checkpoint_onnx(self) -> str:
+        return os.path.join(self.out_dir, f"{self.cfg.run}.onnx")
+
+    @property
+    def curve_csv(self) -> str:
+        return os.path.join(self.out_dir, f"{self.cfg.run}-curve.csv")
+
+    def files(self) -> list[str]:
+        return labelstore.label_files(self.shared, self.store.root)
+
+    def known(self) -> set[str]:
+        if self._known is None:
+            self._known = labelstore.known_keys(self.files())
+        return self._known
+
+    def scheme(self) -> raylabel.LabelScheme:
+        c = self.cfg
+        return raylabel.LabelScheme(c.scheme, c.depth, c.top_k, c.shallow_depth)
+
+    # ------------------------------------------------------------------ label
+    def candidates(self, n: int) -> list[tuple[str, str]]:
+        """``n`` new (source, FEN) pairs by the mix; self-play games are played as Ray tasks."""
+        shares = parse_mix(self.cfg.mix)
+        known, cur = self.known(), self.state.setdefault("cursor", {})
+        out: list[tuple[str, str]] = []
+        for name, share in shares.items():
+            want = int(round(n * share))
+            if want <= 0:
+                continue
+            if name == "selfplay":
+                games = max(1, want // 25)
+                seed0 = cur.get("selfplay", 0)
+                seeds = [seed0 + i for i in range(games)]
+                chunks = [seeds[i:i + 4] for i in range(0, len(seeds), 4)]
+                res = raylabel.run_chunks(raylabel.selfplay_chunk, chunks, (self.stockfish, self.cfg.nice))
+                cur["selfplay"] = seed0 + games
+                fens = [f for r in res for f in r["fens"]]
+                self.state["core_seconds_selfplay"] = self.state.get("core_seconds_selfplay", 0.0) + sum(
+                    r["core_seconds"] for r in res)
+                new, _ = take_new(fens, 0, want, known)
+            else:
+                file = {"popular": "popularpos_lichess_v3.epd", "endgames": "endgames.epd"}[name]
+                if name not in self._epd:
+                    self._epd[name] = epd_source(os.path.join(self.shared, "data", "positions", file), seed=7)
+                new, cur[name] = take_new(self._epd[name], cur.get(name, 0), want, known)
+            out.extend((name, f) for f in new)
+        random.Random(self.state["cycle"]).shuffle(out)
+        return out
+
+    def label_phase(self) -> int:
+        c = self.cfg
+        rate = self.state.get("rate") or 25.0  # positions per second per worker, updated from measurement
+        n = max(c.chunk * c.workers, int(rate * c.workers * c.label_minutes * 60))
+        t0 = time.time()
+        cands = self.candidates(n)
+        self.log(f"label: {len(cands)} new positions ({time.time() - t0:.0f} s to find), scheme {self.scheme()}")
+        if not cands:
+            return 0
+        src_of = {f: s for s, f in cands}
+        chunks = [[f for _, f in cands[i:i + c.chunk]] for i in range(0, len(cands), c.chunk)]
+        from tqdm import tqdm
+
+        pending: list = []
+        cost = [0.0]
+        done = [0]
+        last_write = [time.time()]
+        sf_name = raylabel.stockfish_name(self.stockfish)
+        bar = tqdm(total=len(cands), unit="pos", desc=f"cycle {self.state['cycle']} label", smoothing=0.1,
+                   mininterval=5, dynamic_ncols=True)
+
+        def flush():
+            if pending:
+                info = self.store.add([(src_of.get(f, "?"), f, m) for f, m in pending], self.scheme().settings(sf_name),
+                                      cost[0])
+                for s in info:
+                    self.log(f"store: + {s.file} ({s.positions} positions, {s.moves} moves)")
+                pending.clear()
+                cost[0] = 0.0
+            last_write[0] = time.time()
+
+        def on_result(r):
+            pending.extend(r["records"])
+            cost[0] += r["core_seconds"]
+            done[0] += len(r["records"])
+            bar.update(len(r["records"]))
+            if time.time() - last_write[0] > c.shard_minutes * 60:
+                flush()
+
+        raylabel.run_chunks(raylabel.label_chunk, chunks, (self.scheme(), self.stockfish, c.nice), on_result,
+                            stop=self.stop)
+        flush()
+        bar.close()
+        el = time.time() - t0
+        if done[0] and el > 30:
+            self.state["rate"] = round(done[0] / el / c.workers, 2)
+        self.state["label_seconds"] = self.state.get("label_seconds", 0.0) + el
+        return done[0]
+
+    # ------------------------------------------------------------------ train
+    def trainer(self, ds):
+        from .onepass_train import MAVTrainConfig, MAVTrainer
+
+        cfg_path = os.path.join(self.run_dir, "config.json")
+        if os.path.exists(cfg_path):
+            tcfg = MAVTrainConfig(**json.load(open(cfg_path)))
+        else:
+            tcfg = MAVTrainConfig(**CAMPAIGN_MODEL)
+            with open(cfg_path, "w") as f:
+                json.dump(dataclasses.asdict(tcfg), f, indent=1)
+        start = self.checkpoint_onnx if os.path.exists(self.checkpoint_onnx) else None
+
+        class CampaignTrainer(MAVTrainer):
+            def init_params(inner):
+                if start:
+                    from .onnx_import import import_onepass
+
+                    params, mcfg = import_onepass(start)
+                    self.log(f"train: starting from {start} (no checkpoint in {self.run_dir})")
+                    return params
+                return super().init_params()
+
+        return CampaignTrainer(tcfg, self.run_dir, ds, self.log)
+
+    def train_phase(self, ds) -> dict:
+        deadline = time.time() + self.cfg.train_minutes * 60
+        tr = self.trainer(ds)
+        st = tr.run(lambda: self.stop() or time.time() > deadline)
+        return {"step": st["step"], "params": st["ema"], "trainer": tr}
+
+    # ------------------------------------------------------------------ export / evaluate / gate / record
+    def export_eval(self, ds, tr, step: int, ema) -> dict:
+        from .evaluate import eval_puzzles, eval_validation
+        from .onepass_eval import MAVPolicy
+        from .onepass_export import export, verify
+
+        params = {k: np.asarray(v, np.float32) for k, v in ema.items()}
+        cand = os.path.join(self.run_dir, f"candidate-{self.state['cycle']:04d}.onnx")
+        export(params, tr.mcfg, cand, description=f"campaign {self.cfg.run} cycle {self.state['cycle']} step {step}")
+        pos = tr.pd.val_pos[:8]
+        tokens, actions, _, _ = tr.pd.batch(pos)
+        diff = verify(params, tr.mcfg, cand, tokens, actions)
+        if diff > 1e-3:
+            raise RuntimeError(f"exported ONNX differs from JAX by {diff}")
+        held = HeldOut(ds, self.shared)
+        pol = MAVPolicy(cand)
+        rep = eval_validation(pol, held)
+        puz = eval_puzzles(pol, os.path.join(self.shared, "data", "puzzles", "lichess_puzzles.csv"), self.cfg.puzzles) \
+            if self.cfg.puzzles else {"puzzles": 0, "puzzle_accuracy": float("nan")}
+        return {"candidate": cand, **rep, **puz}
+
+    def gate(self, rep: dict) -> bool:
+        best = self.state.get("best_accuracy")
+        if best is None or rep["action_accuracy"] > best:
+            shutil.copyfile(rep["candidate"], os.path.join(self.run_dir, "best.onnx"))
+            shutil.copyfile(rep["candidate"], self.checkpoint_onnx + ".tmp")
+            os.replace(self.checkpoint_onnx + ".tmp", self.checkpoint_onnx)
+            self.state["best_accuracy"] = rep["action_accuracy"]
+            return True
+        return False
+
+    def record(self, row: dict) -> None:
+        new = not os.path.exists(self.curve_csv)
+        with open(self.curve_csv, "a", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=CURVE_FIELDS)
+            if new:
+                w.writeheader()
+            w.writerow({k: row.get(k, "") for k in CURVE_FIELDS})
+        try:
+            plot_curve(self.curve_csv, self.curve_csv[:-4] + ".png")
+        except Exception as e:  # noqa: BLE001 - a plot failure must not stop the campaign
+            self.log(f"plot failed: {e}")
+
+    # ------------------------------------------------------------------ loop
+    def run(self) -> None:
+        from .data import MemDataset
+
+        raylabel.ray_init(self.cfg.workers, self.log)
+        cache = os.path.join(os.path.dirname(self.run_dir), "..", "data", "cache")
+        while not self.stop() and (not self.cfg.cycles or self.state["cycle"] < self.cfg.cycles):
+            cyc = self.state["cycle"]
+            t0 = time.time()
+            self.log(f"=== cycle {cyc}: store {self.store.totals()}")
+            if self.cfg.label_minutes > 0:
+                n = self.label_phase()
+                self.log(f"label: {n} positions labelled; store {self.store.totals()}")
+                save_state(self.state_path, self.state)
+            if self.stop():
+                break
+            ds = MemDataset(self.files(), cache, self.log)
+            out = self.train_phase(ds)
+            if self.stop():
+                break
+            tr, step = out["trainer"], out["step"]
+            rep = self.export_eval(ds, tr, step, out["params"])
+            gated = self.gate(rep)
+            self.state["wall_seconds"] = self.state.get("wall_seconds", 0.0) + (time.time() - t0)
+            row = {"cycle": cyc, "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                   "wall_hours": round(self.state["wall_seconds"] / 3600, 3),
+                   "store_positions": self.store.totals()["positions"], "train_positions": len(tr.pd.train_pos),
+                   "position_passes": step * tr.cfg.batch, "step": step,
+                   "heldout_positions": rep["val_positions"], "action_accuracy": round(rep["action_accuracy"], 4),
+                   "kendall_tau": round(rep["kendall_tau"], 4), "puzzles": rep["puzzles"],
+                   "puzzle_accuracy": round(rep["puzzle_accuracy"], 4), "gate": "best" if gated else "kept"}
+            self.record(row)
+            self.log("cycle " + " ".join(f"{k}={v}" for k, v in row.items()))
+            self.state["cycle"] = cyc + 1
+            save_state(self.state_path, self.state)
+        save_state(self.state_path, self.state)
+        self.log("campaign stopped; `make campaign` resumes")
+
+
+class HeldOut:
+    """The fixed held-out split: validation positions (3 % by key hash) of ``<shared>/data/labels`` files,
+    as the ``ds`` argument of ``evaluate.eval_validation``."""
+
+    def __init__(self, ds, shared: str):
+        shared_idx = [i for i, f in enumerate(ds.files)
+                      if os.path.abspath(f).startswith(os.path.abspath(os.path.join(shared, "data", "labels")))]
+        pos = np.flatnonzero(ds.val & np.isin(ds.source, shared_idx))
+        rows = ds.subset_rows(pos)
+        self.ds, self.val_rows = ds, rows
+        self.row_pos, self.row_action, self.row_key = ds.row_pos, ds.row_action, ds.row_key
+        self.row_bucket, self.row_p = ds.row_bucket, ds.row_p
+
+    def tokens(self, rows):
+        return self.ds.tokens(rows)
+
+
+def plot_curve(csv_path: str, png_path: str) -> None:
+    """Held-out action accuracy and puzzle accuracy against positions labelled, position-passes and wall hours."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = list(csv.DictReader(open(csv_path)))
+    if not rows:
+        return
+    f = lambda k: [float(r[k]) if r[k] not in ("", "nan") else np.nan for r in rows]  # noqa: E731
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4))
+    for ax, (xk, xl) in zip(axes, [("store_positions", "positions in the label store"),
+                                   ("position_passes", "position-passes (training)"),
+                                   ("wall_hours", "campaign wall hours")]):
+        ax.plot(f(xk), f("action_accuracy"), "o-", label="held-out action accuracy")
+        ax.plot(f(xk), f("puzzle_accuracy"), "s-", label="puzzle accuracy")
+        ax.set_xlabel(xl)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("accuracy")
+    axes[0].legend()
+    fig.suptitle(f"campaign curve ({os.path.basename(csv_path)})")
+    fig.tight_layout()
+    fig.savefig(png_path, dpi=90)
+    plt.close(fig)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--shared", default="../shared")
+    ap.add_argument("--store", default="../data/labels", help="label store folder (committed)")
+    ap.add_argument("--runs-dir", default="runs")
+    ap.add_argument("--out-dir", default="campaign", help="committed outputs: resumable ONNX, curve CSV/PNG")
+    ap.add_argument("--stockfish", default=None)
+    for fl in dataclasses.fields(CampaignConfig):
+        ap.add_argument("--" + fl.name.replace("_", "-"), dest=fl.name, type=type(fl.default), default=fl.default)
+    a = ap.parse_args(argv)
+    cfg = CampaignConfig(**{fl.name: getattr(a, fl.name) for fl in dataclasses.fields(CampaignConfig)})
+    parse_mix(cfg.mix)
+    sf = raylabel.find_stockfish(a.stockfish)
+    Campaign(cfg, a.shared, a.store, a.runs_dir, a.out_dir, sf).run()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,90 @@
+"""Read a one-pass (``multi_action_value``) ONNX file written by ``onepass_export`` back into training
+parameters, so that the committed ONNX file is the checkpoint a fresh machine resumes training from.
+
+Inverts the exporter's folds: √D out of the token embedding, 1/√(D/H) out of W_Q, the fused QKV and
+gate/up matrices split again, the pair bias's leading axis dropped. Optimiser state is not in the file
+(it is never committed): a resumed run restarts AdamW's moments and warms its learning rate up again.
+Raises ``ValueError`` when the file is not a one-pass net or an initializer is missing.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+
+from .model import attn_name, lin_name, ln_name
+from .onepass_model import KIND_MAV, MAVConfig, param_shapes
+
+
+def read_meta(path: str) -> dict[str, str]:
+    """``glimpse.*`` metadata of an ONNX file."""
+    import onnx
+
+    return {p.key: p.value for p in onnx.load(path, load_external_data=False).metadata_props}
+
+
+def import_onepass(path: str) -> tuple[dict[str, np.ndarray], MAVConfig]:
+    """``(params, cfg)`` of a one-pass ONNX file (float32 arrays keyed by the training names)."""
+    import onnx
+    from onnx import numpy_helper
+
+    model = onnx.load(path)
+    meta = {p.key: p.value for p in model.metadata_props}
+    if meta.get("glimpse.kind") != KIND_MAV:
+        raise ValueError(f"{path}: glimpse.kind is {meta.get('glimpse.kind')!r}, not {KIND_MAV!r}")
+    # The exporter names each constant ``<tag>_<counter>``: key them by the tag.
+    init = {re.sub(r"_\d+$", "", t.name): numpy_helper.to_array(t) for t in model.graph.initializer}
+    init = {k: v.astype(np.float32) for k, v in init.items() if v.dtype.kind == "f"}
+    try:
+        cfg = MAVConfig(layers=int(meta["glimpse.layers"]), dim=int(meta["glimpse.dim"]), heads=int(meta["glimpse.heads"]),
+                        buckets=int(meta["glimpse.buckets"]), head_dim=int(meta["glimpse.head_dim"]),
+                        head_hidden=int(meta["glimpse.head_hidden"]), value_head="value_w" in init,
+                        attn_bias=bool(int(meta.get("glimpse.attn_bias", "0"))),
+                        head_global=bool(int(meta.get("glimpse.head_global", "0"))))
+    except KeyError as e:
+        raise ValueError(f"{path}: metadata {e} missing") from None
+    d, nh = cfg.dim, cfg.heads
+
+    def get(name: str) -> np.ndarray:
+        if name not in init:
+            raise ValueError(f"{path}: initializer {name!r} missing")
+        return init[name]
+
+    p: dict[str, np.ndarray] = {
+        "embed/embeddings": (get("embed").astype(np.float64) / math.sqrt(d)).astype(np.float32),
+        "embed_1/embeddings": get("pos"),
+    }
+    qscale = 1.0 / math.sqrt(d // nh)
+    for i in range(cfg.layers):
+        a = attn_name(i)
+        for j in (2 * i, 2 * i + 1):
+            p[f"{ln_name(j)}/scale"], p[f"{ln_name(j)}/offset"] = get(f"ln{j}_s"), get(f"ln{j}_b")
+        wq, wk, wv = np.split(get(f"wqkv{i}"), 3, axis=1)
+        p[f"{a}/linear/w"] = (wq.astype(np.float64) / qscale).astype(np.float32)
+        p[f"{a}/linear_1/w"], p[f"{a}/linear_2/w"], p[f"{a}/linear_3/w"] = wk, wv, get(f"wo{i}")
+        if cfg.attn_bias:
+            p[f"{a}/pair_bias"] = get(f"pair_bias{i}")[0]
+        wg, wu = np.split(get(f"w12_{i}"), 2, axis=1)
+        p[f"{lin_name(3 * i)}/w"], p[f"{lin_name(3 * i + 1)}/w"] = wg, wu
+        p[f"{lin_name(3 * i + 2)}/w"] = get(f"w3_{i}")
+    L = cfg.layers
+    p[f"{ln_name(2 * L)}/scale"], p[f"{ln_name(2 * L)}/offset"] = get("ln_final_s"), get("ln_final_b")
+    p["mav_head/action_embed/embeddings"] = get("action_embed")
+    p["mav_head/linear_in/w"] = get("head_in")
+    if cfg.head_global:
+        p["mav_head/linear_global/w"] = get("head_global")
+    p["mav_head/layer_norm/scale"], p["mav_head/layer_norm/offset"] = get("head_ln_s"), get("head_ln_b")
+    hg, hu = np.split(get("w12_head"), 2, axis=1)
+    p["mav_head/linear_gate/w"], p["mav_head/linear_up/w"] = hg, hu
+    p["mav_head/linear_down/w"] = get("w3_head")
+    p["mav_head/layer_norm_out/scale"], p["mav_head/layer_norm_out/offset"] = get("head_ln_out_s"), get("head_ln_out_b")
+    p["mav_head/linear_out/w"], p["mav_head/linear_out/b"] = get("head_out_w"), get("head_out_b")
+    if cfg.value_head:
+        p["value_head/linear/w"], p["value_head/linear/b"] = get("value_w"), get("value_b")
+    want = param_shapes(cfg)
+    for k, shape in want.items():
+        if k not in p or tuple(p[k].shape) != tuple(shape):
+            raise ValueError(f"{path}: parameter {k} has shape {None if k not in p else p[k].shape}, expected {shape}")
+    return {k: p[k] for k in want}, cfg

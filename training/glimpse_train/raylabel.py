@@ -1,0 +1,244 @@
+"""Position generation and Stockfish labelling as Ray tasks (local by default, a cluster with ``RAY_ADDRESS``).
+
+Two kinds of task, both stateless so that a lost worker costs only its own unfinished chunk (Ray retries
+it, ``max_retries``):
+
+* ``selfplay_task(seeds)`` — Stockfish self-play games at a random ``Skill Level`` (0–20) per side with
+  ``go depth 1–5`` moves, 2–10 random opening plies and 5 % random moves later; about one ply in three is
+  kept (``../shared/docs/strength-notes.md``: diverse, deduplicated positions). Returns FENs.
+* ``label_task(fens, scheme)`` — labels every legal move of each FEN. Schemes (``LabelScheme``):
+  ``all``: ``go depth D`` with MultiPV over all legal moves (the shared labels' scheme at D = 8);
+  ``two-tier``: ``go depth D`` with MultiPV ``k`` for the top moves, then ``go depth d`` (d ≥ 1, so with
+  Stockfish's capture search) with MultiPV over all moves for the rest; a shallow score is capped just
+  below the k-th deep score, so the deep tier keeps the top of the ranking.
+
+Costs measured on this project's 2-core machines (one Stockfish 15.1 thread per task, 64 MB hash,
+positions from the shared labels): see ``weights/README.md`` ("Label cost").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import random
+import time
+
+import chess
+import chess.engine
+
+SF_PATHS = ["/usr/games/stockfish", "/usr/bin/stockfish", "/usr/local/bin/stockfish"]
+
+
+def find_stockfish(explicit: str | None = None) -> str:
+    """Path of the Stockfish binary; raises ``FileNotFoundError`` with the apt hint when absent."""
+    for p in ([explicit] if explicit else []) + SF_PATHS:
+        if p and os.path.exists(p):
+            return p
+    raise FileNotFoundError("stockfish not found: apt-get install -y stockfish (15.1) or pass --stockfish")
+
+
+@dataclasses.dataclass(frozen=True)
+class LabelScheme:
+    """How a position is labelled; ``settings()`` is what the manifest records."""
+
+    name: str = "two-tier"
+    depth: int = 8
+    top_k: int = 4
+    shallow_depth: int = 2
+    hash_mb: int = 64
+
+    def settings(self, sf_name: str) -> dict:
+        s = {"name": sf_name, "threads": 1, "hash_mb": self.hash_mb, "scheme": self.name, "depth": self.depth}
+        if self.name == "two-tier":
+            s.update({"multipv": self.top_k, "shallow_depth": self.shallow_depth, "shallow_multipv": "all"})
+        else:
+            s["multipv"] = "all"
+        return s
+
+
+def score_str(score: chess.engine.PovScore) -> str:
+    """Stockfish score from the mover's point of view: ``cp`` or ``M<n>``/``M-<n>``."""
+    s = score.relative
+    if s.is_mate():
+        m = s.mate()
+        return f"M{m}" if m > 0 else f"M-{abs(m)}"
+    return str(s.score())
+
+
+def score_key(s: str) -> float:
+    """Order key of a score string: mate-in-n above every cp score, shorter mates first."""
+    if s.startswith("M"):
+        n = int(s[1:])
+        return 100000.0 - n if n > 0 else -100000.0 - n
+    return float(s)
+
+
+def _below(s: str) -> str:
+    """A score string just below ``s`` (ties for mate scores, where no value lies between)."""
+    return s if s.startswith("M") else str(int(s) - 1)
+
+
+def merge_tiers(deep: dict[str, str], shallow: dict[str, str]) -> dict[str, str]:
+    """Deep scores for the top moves, shallow ones (capped below the worst deep score) for the rest."""
+    if not deep:
+        return dict(shallow)
+    floor = min(deep.values(), key=score_key)
+    out = dict(deep)
+    for m, s in shallow.items():
+        if m not in out:
+            out[m] = s if score_key(s) < score_key(floor) else _below(floor)
+    return out
+
+
+def _multipv(engine, board: chess.Board, depth: int, k: int) -> dict[str, str]:
+    infos = engine.analyse(board, chess.engine.Limit(depth=depth), multipv=k)
+    out: dict[str, str] = {}
+    for info in infos:
+        if info.get("pv") and "score" in info:
+            out.setdefault(info["pv"][0].uci(), score_str(info["score"]))
+    return out
+
+
+def label_position(engine, fen: str, scheme: LabelScheme) -> list[tuple[str, str]] | None:
+    """``[(uci, score), …]`` for every legal move of ``fen`` in the scheme's order (best first), or
+    ``None`` when Stockfish did not report every legal move (the position is then skipped)."""
+    board = chess.Board(fen)
+    legal = {m.uci() for m in board.legal_moves}
+    if not legal:
+        return None
+    if scheme.name == "two-tier" and len(legal) > scheme.top_k:
+        scores = merge_tiers(_multipv(engine, board, scheme.depth, scheme.top_k),
+                             _multipv(engine, board, scheme.shallow_depth, len(legal)))
+    else:
+        scores = _multipv(engine, board, scheme.depth, len(legal))
+    if set(scores) != legal:
+        return None
+    return sorted(scores.items(), key=lambda kv: -score_key(kv[1]))
+
+
+def stockfish_name(stockfish: str) -> str:
+    """The ``id name`` Stockfish reports (e.g. ``Stockfish 15.1``)."""
+    with chess.engine.SimpleEngine.popen_uci(stockfish) as eng:
+        return eng.id.get("name", "?")
+
+
+def _renice(level: int) -> None:
+    try:
+        cur = os.nice(0)
+        if cur < level:
+            os.nice(level - cur)
+    except OSError:
+        pass
+
+
+def label_chunk(fens: list[str], scheme: LabelScheme, stockfish: str, nice: int = 10) -> dict:
+    """Labels ``fens`` with one Stockfish process; ``{"records": [(fen, moves)], "core_seconds": s}``
+    (core-seconds = Stockfish's and this process's CPU time)."""
+    _renice(nice)
+    t0 = time.process_time()
+    c0 = _children_cpu()
+    out = []
+    with chess.engine.SimpleEngine.popen_uci(stockfish) as eng:
+        eng.configure({"Threads": 1, "Hash": scheme.hash_mb})
+        for fen in fens:
+            moves = label_position(eng, fen, scheme)
+            if moves:
+                out.append((fen, moves))
+    return {"records": out, "core_seconds": (time.process_time() - t0) + (_children_cpu() - c0)}
+
+
+def _children_cpu() -> float:
+    t = os.times()
+    return t.children_user + t.children_system
+
+
+def selfplay_positions(seed: int, stockfish: str, engine=None, sample_every: int = 3, max_plies: int = 200) -> list[str]:
+    """FENs from one Stockfish self-play game (see the module docstring); deterministic in ``seed`` up to
+    Stockfish's own timing-free choices (depth-limited, one thread)."""
+    rng = random.Random(seed)
+    own = engine is None
+    eng = engine or chess.engine.SimpleEngine.popen_uci(stockfish)
+    try:
+        skills = (rng.randint(0, 20), rng.randint(0, 20))
+        board = chess.Board()
+        for _ in range(rng.randint(2, 10)):
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            board.push(rng.choice(moves))
+        out = []
+        offset = rng.randrange(sample_every)
+        while not board.is_game_over(claim_draw=True) and board.ply() < max_plies:
+            if board.ply() % sample_every == offset:
+                out.append(board.fen())
+            if rng.random() < 0.05:
+                move = rng.choice(list(board.legal_moves))
+            else:
+                eng.configure({"Skill Level": skills[board.ply() % 2]})
+                move = eng.play(board, chess.engine.Limit(depth=rng.randint(1, 5))).move
+            board.push(move)
+        return out
+    finally:
+        if own:
+            eng.quit()
+
+
+def selfplay_chunk(seeds: list[int], stockfish: str, nice: int = 10) -> dict:
+    """FENs of one game per seed; ``{"fens": [...], "core_seconds": s}``."""
+    _renice(nice)
+    t0, c0 = time.process_time(), _children_cpu()
+    fens: list[str] = []
+    with chess.engine.SimpleEngine.popen_uci(stockfish) as eng:
+        eng.configure({"Threads": 1, "Hash": 16})
+        for s in seeds:
+            eng.configure({"Clear Hash": None})
+            fens.extend(selfplay_positions(s, stockfish, engine=eng))
+    return {"fens": fens, "core_seconds": (time.process_time() - t0) + (_children_cpu() - c0)}
+
+
+# ---------------------------------------------------------------------- Ray
+def ray_init(workers: int, log=print) -> None:
+    """Connects to ``RAY_ADDRESS`` when set (a cluster), else starts a local Ray with ``workers`` CPUs."""
+    import ray
+
+    if ray.is_initialized():
+        return
+    addr = os.environ.get("RAY_ADDRESS")
+    if addr:
+        ray.init(address=addr, log_to_driver=False)
+        log(f"ray: connected to {addr} ({ray.cluster_resources().get('CPU', 0):.0f} CPUs)")
+    else:
+        # Local workers import this package from the driver's folder.
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        os.environ["PYTHONPATH"] = here + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else "")
+        ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False,
+                 object_store_memory=200 * 1024 * 1024, configure_logging=False)
+        log(f"ray: local, {workers} CPUs")
+
+
+def run_chunks(fn, chunks: list, args: tuple, on_result=None, max_retries: int = 3, stop=lambda: False) -> list:
+    """Runs ``fn(chunk, *args)`` for every chunk as Ray tasks (``max_retries`` on a lost worker) and
+    returns the results in completion order; ``on_result(result)`` is called as each arrives. A chunk
+    that still fails after its retries is dropped (the caller sees it as a missing result). When
+    ``stop()`` turns true the tasks not yet finished are cancelled (their positions are lost)."""
+    import ray
+
+    remote = ray.remote(num_cpus=1, max_retries=max_retries)(fn)
+    pending = [remote.remote(c, *args) for c in chunks]
+    results = []
+    while pending:
+        if stop():
+            for ref in pending:
+                ray.cancel(ref, force=True)
+            break
+        done, pending = ray.wait(pending, num_returns=1, timeout=2.0)
+        if not done:
+            continue
+        try:
+            r = ray.get(done[0])
+        except Exception:  # noqa: BLE001 - a chunk lost after its retries costs only itself
+            continue
+        results.append(r)
+        if on_result:
+            on_result(r)
+    return results
