@@ -268,7 +268,7 @@ class Campaign:
                 flush()
 
         raylabel.run_chunks(raylabel.label_chunk, chunks, (self.scheme(), self.stockfish, c.nice), on_result,
-                            stop=self.stop)
+                            stop=self.stop, on_error=lambda e: self.log(f"label: a chunk was lost: {e!r}"[:500]))
         flush()
         bar.close()
         el = time.time() - t0

@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import random
+import sys
 import time
 
 import chess
@@ -216,11 +217,13 @@ def ray_init(workers: int, log=print) -> None:
         log(f"ray: local, {workers} CPUs")
 
 
-def run_chunks(fn, chunks: list, args: tuple, on_result=None, max_retries: int = 3, stop=lambda: False) -> list:
+def run_chunks(fn, chunks: list, args: tuple, on_result=None, max_retries: int = 3, stop=lambda: False,
+               on_error=None) -> list:
     """Runs ``fn(chunk, *args)`` for every chunk as Ray tasks (``max_retries`` on a lost worker) and
     returns the results in completion order; ``on_result(result)`` is called as each arrives. A chunk
     that still fails after its retries is dropped (the caller sees it as a missing result). When
-    ``stop()`` turns true the tasks not yet finished are cancelled (their positions are lost)."""
+    ``stop()`` turns true the tasks not yet finished are cancelled (their positions are lost).
+    ``on_error(exception)`` hears of every chunk that failed for good (default: printed to stderr)."""
     import ray
 
     remote = ray.remote(num_cpus=1, max_retries=max_retries)(fn)
@@ -236,7 +239,8 @@ def run_chunks(fn, chunks: list, args: tuple, on_result=None, max_retries: int =
             continue
         try:
             r = ray.get(done[0])
-        except Exception:  # noqa: BLE001 - a chunk lost after its retries costs only itself
+        except Exception as e:  # noqa: BLE001 - a chunk lost after its retries costs only itself
+            (on_error or (lambda ex: print(f"raylabel: chunk failed: {ex!r}"[:2000], file=sys.stderr)))(e)
             continue
         results.append(r)
         if on_result:
