@@ -46,8 +46,9 @@ from .trainloop import log_line
 CURVE_FIELDS = ["cycle", "time", "wall_hours", "store_positions", "train_positions", "position_passes", "step",
                 "heldout_positions", "action_accuracy", "kendall_tau", "puzzles", "puzzle_accuracy", "gate"]
 
-# The campaign's model: the one-pass contract (engine kind multi_action_value), deeper than wide.
-CAMPAIGN_MODEL = dict(layers=6, dim=128, heads=4, head_dim=128, head_hidden=256, attn_bias=1, head_global=1,
+# The campaign's model: the one-pass contract (engine kind multi_action_value), deeper than wide, inputs in
+# the side-to-move frame (canon.py), learned per-pair attention bias, HL-Gauss bucket targets.
+CAMPAIGN_MODEL = dict(layers=6, dim=128, heads=4, head_dim=128, head_hidden=256, attn_bias=1, head_global=1, canonical=1,
                       batch=64, steps=10_000_000, lr=5e-4, warmup=300, eval_every=500, eval_positions=512,
                       ckpt_seconds=300.0, value_weight=0.1)
 
@@ -59,7 +60,7 @@ class CampaignConfig:
     run: str = "campaign-l6d128"
     label_minutes: float = 10.0
     train_minutes: float = 20.0
-    shard_minutes: float = 5.0
+    shard_minutes: float = 3.0
     workers: int = 2
     chunk: int = 24
     scheme: str = "two-tier"
@@ -73,10 +74,13 @@ class CampaignConfig:
 
 
 class Stop:
-    """SIGTERM/SIGINT set a flag that every phase polls (the trainer checkpoints on it)."""
+    """SIGTERM/SIGINT set a flag that every phase polls (the trainer checkpoints on it, the labeller writes
+    what it has). ``install()`` must come after ``ray.init``, which sets handlers of its own."""
 
     def __init__(self):
         self.flag = False
+
+    def install(self) -> None:
         signal.signal(signal.SIGTERM, self._set)
         signal.signal(signal.SIGINT, self._set)
 
@@ -356,6 +360,7 @@ class Campaign:
         from .data import MemDataset
 
         raylabel.ray_init(self.cfg.workers, self.log)
+        self.stop.install()
         cache = os.path.join(os.path.dirname(self.run_dir), "..", "data", "cache")
         while not self.stop() and (not self.cfg.cycles or self.state["cycle"] < self.cfg.cycles):
             cyc = self.state["cycle"]

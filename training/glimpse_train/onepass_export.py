@@ -52,9 +52,14 @@ def build_model(params: dict[str, np.ndarray], cfg: MAVConfig, description: str 
     g = _G()
     i64 = lambda v: np.asarray(v, np.int64)  # noqa: E731
 
+    tokens_in, actions_in = "tokens", "actions"
+    if cfg.canonical:
+        from .canon import onnx_canon
+
+        tokens_in, actions_in = onnx_canon(g, "tokens", "actions")
     emb = g.const("embed", (p["embed/embeddings"].astype(np.float64) * math.sqrt(d)).astype(np.float32))
     pos = g.const("pos", p["embed_1/embeddings"][:t])
-    x = g.op("Add", [g.op("Gather", [emb, "tokens"], "tok_emb", axis=0), pos], "h0")
+    x = g.op("Add", [g.op("Gather", [emb, tokens_in], "tok_emb", axis=0), pos], "h0")
     shape_bthd = g.const("shape_bthd", i64([0, t, nh, dh]))
     shape_btd = g.const("shape_btd", i64([0, t, d]))
 
@@ -93,15 +98,15 @@ def build_model(params: dict[str, np.ndarray], cfg: MAVConfig, description: str 
 
     # Per-move head: gather the trunk outputs at the from/to board tokens of each action.
     last = g.const("last_axis", i64([-1]))
-    fidx = g.op("Unsqueeze", [g.op("Gather", [g.const("from_token", FROM_TOKEN.astype(np.int64)), "actions"],
+    fidx = g.op("Unsqueeze", [g.op("Gather", [g.const("from_token", FROM_TOKEN.astype(np.int64)), actions_in],
                                    "from_tok", axis=0), last], "from_idx")
-    tidx = g.op("Unsqueeze", [g.op("Gather", [g.const("to_token", TO_TOKEN.astype(np.int64)), "actions"],
+    tidx = g.op("Unsqueeze", [g.op("Gather", [g.const("to_token", TO_TOKEN.astype(np.int64)), actions_in],
                                    "to_tok", axis=0), last], "to_idx")
     yf = g.op("GatherND", [y, fidx], "y_from", batch_dims=1)  # [B, M, D]
     yt = g.op("GatherND", [y, tidx], "y_to", batch_dims=1)
     yft = g.op("Concat", [yf, yt], "y_ft", axis=-1)
     u = g.op("MatMul", [yft, g.const("head_in", p["mav_head/linear_in/w"])], "head_in")
-    ae = g.op("Gather", [g.const("action_embed", p["mav_head/action_embed/embeddings"]), "actions"], "act_emb", axis=0)
+    ae = g.op("Gather", [g.const("action_embed", p["mav_head/action_embed/embeddings"]), actions_in], "act_emb", axis=0)
     u = g.op("Add", [u, ae], "head_u0")
     if cfg.head_global:
         y0 = g.op("Gather", [y, g.const("bos_idx", i64([0]))], "y_bos_keep", axis=1)  # [B, 1, D]
@@ -144,6 +149,7 @@ def build_model(params: dict[str, np.ndarray], cfg: MAVConfig, description: str 
         "glimpse.head_hidden": str(cfg.hh),
         "glimpse.attn_bias": str(int(cfg.attn_bias)),
         "glimpse.head_global": str(int(cfg.head_global)),
+        "glimpse.canonical": str(int(cfg.canonical)),
     }
     helper.set_model_props(model, meta)
     onnx.checker.check_model(model)

@@ -82,6 +82,7 @@ class MAVConfig:
     value_head: bool = True
     attn_bias: bool = False
     head_global: bool = False
+    canonical: bool = False  # inputs rewritten into the side-to-move frame first (canon.py)
 
     kind = KIND_MAV
     seq_len = SEQ
@@ -225,6 +226,10 @@ def numpy_forward(params, cfg: MAVConfig, tokens: np.ndarray, actions: np.ndarra
     """float64: tokens int [B, 78], actions int [B, M] → (log_probs [B, M, K], value log-probs [B, K] or None)."""
     p = {k: np.asarray(v, np.float64) for k, v in params.items()}
     b = tokens.shape[0]
+    if cfg.canonical:
+        from .canon import canon_numpy
+
+        tokens, actions = canon_numpy(tokens, actions)
     x = numpy_trunk(p, cfg.layers, cfg.dim, cfg.heads, tokens, attn_bias=cfg.attn_bias)
     L = cfg.layers
     y = _np_ln(x, p[f"{ln_name(2*L)}/scale"], p[f"{ln_name(2*L)}/offset"])  # [B, T, D]
@@ -262,6 +267,10 @@ def jax_forward(params, cfg: MAVConfig, tokens, actions):
     m = actions.shape[1]
     d, nh = cfg.dim, cfg.heads
     dhd = d // nh
+    if cfg.canonical:
+        from .canon import canon_jax
+
+        tokens, actions = canon_jax(tokens, actions)
 
     def ln(x, prefix):
         mu = jnp.mean(x, -1, keepdims=True)

@@ -60,6 +60,7 @@ class MAVTrainConfig:
     value_weight: float = 0.1
     attn_bias: int = 0  # 1 = learned per-head attention bias over token pairs
     head_global: int = 0  # 1 = the per-move head also sees the BOS (whole-position) output
+    canonical: int = 0  # 1 = inputs in the side-to-move frame (canon.py)
     eval_every: int = 200
     eval_positions: int = 512
     ckpt_seconds: float = 240.0
@@ -69,7 +70,8 @@ class MAVTrainConfig:
     def model(self) -> MAVConfig:
         return MAVConfig(layers=self.layers, dim=self.dim, heads=self.heads, head_dim=self.head_dim,
                          head_hidden=self.head_hidden, value_head=self.value_weight > 0,
-                         attn_bias=bool(self.attn_bias), head_global=bool(self.head_global))
+                         attn_bias=bool(self.attn_bias), head_global=bool(self.head_global),
+                         canonical=bool(self.canonical))
 
 
 def dataset_for(shared: str, data_dir: str, max_positions: int, extra: list[str] | None = None) -> Dataset:
@@ -229,7 +231,7 @@ def main(argv=None):
 
     cfg, run_dir = resolve_config(a, MAVTrainConfig, CONFIGS, check=check,
                                   arch=("layers", "dim", "heads", "head_dim", "head_hidden", "attn_bias",
-                                        "head_global"))
+                                        "head_global", "canonical"))
     extra = [a.extra_labels] if a.extra_labels and os.path.isdir(a.extra_labels) else []
     if not label_files(a.shared, extra):
         raise SystemExit(f"no label files under {a.shared}/data/labels")

@@ -42,7 +42,8 @@ def import_onepass(path: str) -> tuple[dict[str, np.ndarray], MAVConfig]:
                         buckets=int(meta["glimpse.buckets"]), head_dim=int(meta["glimpse.head_dim"]),
                         head_hidden=int(meta["glimpse.head_hidden"]), value_head="value_w" in init,
                         attn_bias=bool(int(meta.get("glimpse.attn_bias", "0"))),
-                        head_global=bool(int(meta.get("glimpse.head_global", "0"))))
+                        head_global=bool(int(meta.get("glimpse.head_global", "0"))),
+                        canonical=bool(int(meta.get("glimpse.canonical", "0"))))
     except KeyError as e:
         raise ValueError(f"{path}: metadata {e} missing") from None
     d, nh = cfg.dim, cfg.heads
