@@ -43,6 +43,8 @@ import numpy as np
 from . import labelstore, raylabel
 from .trainloop import log_line
 
+SOURCES = ("selfplay", "popular", "endgames", "dagger")
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CURVE_FIELDS = ["cycle", "time", "wall_hours", "store_positions", "train_positions", "position_passes", "step",
                 "heldout_positions", "action_accuracy", "kendall_tau", "puzzles", "puzzle_accuracy", "gate"]
 
@@ -67,7 +69,9 @@ class CampaignConfig:
     depth: int = 8
     top_k: int = 4
     shallow_depth: int = 2
-    mix: str = "selfplay:0.4,popular:0.4,endgames:0.2"
+    mix: str = "selfplay:0.3,popular:0.3,endgames:0.1,dagger:0.3"
+    dagger_levels: str = "0,1,2,3"  # Stockfish Skill Levels the engine's own games are played against
+    dagger_movetime: float = 0.02  # seconds per move for both sides in those games
     puzzles: int = 300
     cycles: int = 0  # 0 = until killed
     nice: int = 10
@@ -113,7 +117,7 @@ def parse_mix(mix: str) -> dict[str, float]:
     out = {}
     for part in mix.split(","):
         name, _, share = part.partition(":")
-        if name not in ("selfplay", "popular", "endgames"):
+        if name not in SOURCES:
             raise ValueError(f"unknown position source {name!r}")
         out[name] = float(share)
     tot = sum(out.values())
@@ -212,7 +216,10 @@ class Campaign:
             want = int(round(n * share))
             if want <= 0:
                 continue
-            if name == "selfplay":
+            if name == "dagger":
+                fens = self.dagger_positions(want)
+                new, _ = take_new(fens, 0, want, known)
+            elif name == "selfplay":
                 games = max(1, want // 25)
                 seed0 = cur.get("selfplay", 0)
                 seeds = [seed0 + i for i in range(games)]
@@ -231,6 +238,57 @@ class Campaign:
             out.extend((name, f) for f in new)
         random.Random(self.state["cycle"]).shuffle(out)
         return out
+
+    def dagger_net(self) -> str | None:
+        """The net the engine plays its DAgger games with: the campaign's best candidate, else the
+        committed checkpoint, else ``None`` (the engine's embedded default)."""
+        for p in (os.path.join(self.run_dir, "best.onnx"), self.checkpoint_onnx):
+            if os.path.exists(p):
+                return os.path.abspath(p)
+        return None
+
+    def dagger_positions(self, want: int) -> list[str]:
+        """FENs (about one ply in three) from games of the engine (searchless, current net) against weak
+        Stockfish levels, played by ``tools/match.py``: the states the learner actually visits (DAgger,
+        Ross, Gordon & Bagnell 2011). Empty, with a log line, when the engine is not built."""
+        import subprocess
+
+        import chess.pgn
+
+        engine = os.path.join(REPO, "target", "release", "glimpse")
+        if not os.path.exists(engine):
+            self.log("dagger: target/release/glimpse not built (make build); source skipped this cycle")
+            return []
+        games = max(2, 2 * int(round(want / 25 / 2)))
+        levels = [int(x) for x in self.cfg.dagger_levels.split(",")]
+        cyc = self.state["cycle"]
+        level = levels[cyc % len(levels)]
+        pgn = os.path.join(self.run_dir, f"dagger-{cyc:04d}.pgn")
+        net = self.dagger_net()
+        cmd = [os.path.join(REPO, ".venv", "bin", "python"), os.path.join(REPO, "tools", "match.py"), "--a", engine,
+               "--b", f"stockfish:Skill Level={level}", "--tc", "none", "--movetime", str(self.cfg.dagger_movetime),
+               "--games", str(games), "--concurrency", str(self.cfg.workers), "--seed", str(1000 + cyc),
+               "--book", os.path.join(self.shared, "data", "openings", "noob_3moves.epd"), "--maxmoves", "150",
+               "--pgn", pgn, "--json", pgn[:-4] + ".json", "--quiet"]
+        if net:
+            cmd[4:4] = ["--a-option", f"WeightsFile={net}"]
+        t0 = time.time()
+        r = subprocess.run(["nice", "-n", str(self.cfg.nice)] + cmd, capture_output=True, text=True, cwd=REPO)
+        if r.returncode != 0 or not os.path.exists(pgn):
+            self.log(f"dagger: match.py failed (rc {r.returncode}): {r.stderr.strip()[-300:]}")
+            return []
+        fens, rng = [], random.Random(cyc)
+        with open(pgn) as f:
+            while (game := chess.pgn.read_game(f)) is not None:
+                board = game.board()
+                for mv in game.mainline_moves():
+                    board.push(mv)
+                    if rng.random() < 1 / 3 and not board.is_game_over():
+                        fens.append(board.fen())
+        self.log(f"dagger: {games} games vs Skill Level {level} with {net or 'the embedded net'} "
+                 f"({time.time() - t0:.0f} s): {len(fens)} positions")
+        rng.shuffle(fens)
+        return fens
 
     def label_phase(self) -> int:
         c = self.cfg

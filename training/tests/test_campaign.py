@@ -230,3 +230,14 @@ def test_state_survives_restart(tmp_path):
     c2 = _tiny_campaign(tmp_path)
     assert c2.state["cycle"] == 4 and c2.state["cursor"]["popular"] == 1234
     shutil.rmtree(tmp_path / "runs")
+
+
+@pytest.mark.skipif(not os.path.exists(os.path.join(campaign.REPO, "target", "release", "glimpse"))
+                    or not any(os.path.exists(p) for p in raylabel.SF_PATHS), reason="needs the engine and Stockfish")
+def test_dagger_positions_come_from_engine_games(tmp_path):
+    import chess
+
+    c = _tiny_campaign(tmp_path)
+    fens = c.dagger_positions(50)  # 2 games at 20 ms a move against Skill Level 0
+    assert fens and all(chess.Board(f).is_valid() for f in fens)
+    assert os.path.exists(os.path.join(c.run_dir, "dagger-0000.pgn"))
