@@ -214,7 +214,7 @@ class Campaign:
         out: list[tuple[str, str]] = []
         for name, share in shares.items():
             want = int(round(n * share))
-            if want <= 0:
+            if want <= 0 or self.stop():
                 continue
             if name == "dagger":
                 fens = self.dagger_positions(want)
@@ -224,7 +224,7 @@ class Campaign:
                 seed0 = cur.get("selfplay", 0)
                 seeds = [seed0 + i for i in range(games)]
                 chunks = [seeds[i:i + 4] for i in range(0, len(seeds), 4)]
-                res = raylabel.run_chunks(raylabel.selfplay_chunk, chunks, (self.stockfish, self.cfg.nice))
+                res = raylabel.run_chunks(raylabel.selfplay_chunk, chunks, (self.stockfish, self.cfg.nice), stop=self.stop)
                 cur["selfplay"] = seed0 + games
                 fens = [f for r in res for f in r["fens"]]
                 self.state["core_seconds_selfplay"] = self.state.get("core_seconds_selfplay", 0.0) + sum(
