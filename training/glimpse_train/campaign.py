@@ -167,8 +167,8 @@ class Campaign:
                  stockfish: str | None = None, log=log_line):
         self.cfg, self.shared = cfg, shared
         self.store = labelstore.LabelStore(store_root)
-        self.run_dir = os.path.join(runs_dir, cfg.run)
-        self.out_dir = out_dir
+        self.run_dir = os.path.abspath(os.path.join(runs_dir, cfg.run))
+        self.out_dir = os.path.abspath(out_dir)
         os.makedirs(self.run_dir, exist_ok=True)
         os.makedirs(out_dir, exist_ok=True)
         logf = open(os.path.join(self.run_dir, "campaign.log"), "a")
