@@ -49,10 +49,12 @@ CURVE_FIELDS = ["cycle", "time", "wall_hours", "store_positions", "train_positio
                 "heldout_positions", "action_accuracy", "kendall_tau", "puzzles", "puzzle_accuracy", "gate"]
 
 # The campaign's model: the one-pass contract (engine kind multi_action_value), deeper than wide, inputs in
-# the side-to-move frame (canon.py), learned per-pair attention bias, HL-Gauss bucket targets.
+# the side-to-move frame (canon.py), learned per-pair attention bias, HL-Gauss bucket targets, and the
+# policy (MCTS priors) and WDL heads of heads.py.
 CAMPAIGN_MODEL = dict(layers=6, dim=128, heads=4, head_dim=128, head_hidden=256, attn_bias=1, head_global=1, canonical=1,
                       batch=64, steps=10_000_000, lr=5e-4, warmup=300, eval_every=500, eval_positions=512,
-                      ckpt_seconds=300.0, value_weight=0.1)
+                      ckpt_seconds=300.0, value_weight=0.1, policy_dim=64, policy_weight=0.5, policy_tau=0.05,
+                      wdl_weight=0.1)
 
 
 @dataclasses.dataclass

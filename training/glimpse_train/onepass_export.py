@@ -119,6 +119,18 @@ def build_model(params: dict[str, np.ndarray], cfg: MAVConfig, description: str 
                           g.const("head_out_b", p["mav_head/linear_out/b"])], "logits")
     g.nodes.append(helper.make_node("LogSoftmax", [logits], ["log_probs"], name="n_logsoftmax", axis=-1))
     outputs = [helper.make_tensor_value_info("log_probs", TensorProto.FLOAT, ["batch", "moves", cfg.buckets])]
+    if cfg.policy_dim:
+        from .heads import onnx_policy
+
+        pol = onnx_policy(g, p, yf, yt, actions_in)
+        g.nodes.append(helper.make_node("Identity", [pol], ["policy"], name="n_policy"))
+        outputs.append(helper.make_tensor_value_info("policy", TensorProto.FLOAT, ["batch", "moves"]))
+    if cfg.wdl_head:
+        from .heads import onnx_wdl
+
+        y0w = g.op("Gather", [y, g.const("bos_wdl", i64(0))], "y_bos_wdl", axis=1)  # [B, D]
+        g.nodes.append(helper.make_node("LogSoftmax", [onnx_wdl(g, p, y0w)], ["wdl"], name="n_wdl_logsoftmax", axis=-1))
+        outputs.append(helper.make_tensor_value_info("wdl", TensorProto.FLOAT, ["batch", 3]))
     if cfg.value_head:
         y0 = g.op("Gather", [y, g.const("bos", i64(0))], "y_bos", axis=1)  # [B, D]
         vz = g.op("Gemm", [y0, g.const("value_w", p["value_head/linear/w"]), g.const("value_b", p["value_head/linear/b"])],
@@ -150,6 +162,8 @@ def build_model(params: dict[str, np.ndarray], cfg: MAVConfig, description: str 
         "glimpse.attn_bias": str(int(cfg.attn_bias)),
         "glimpse.head_global": str(int(cfg.head_global)),
         "glimpse.canonical": str(int(cfg.canonical)),
+        "glimpse.policy_dim": str(cfg.policy_dim),
+        "glimpse.wdl_head": str(int(cfg.wdl_head)),
     }
     helper.set_model_props(model, meta)
     onnx.checker.check_model(model)
@@ -163,18 +177,18 @@ def export(params, cfg: MAVConfig, path: str, description: str = "") -> onnx.Mod
 
 
 def verify(params, cfg: MAVConfig, onnx_path: str, tokens: np.ndarray, actions: np.ndarray) -> float:
-    """Max |ORT − JAX| over log_probs (and value) for tokens [B, 78], actions [B, M]."""
+    """Max |ORT − JAX| over every output (log_probs, and value, policy, wdl as configured) for tokens
+    [B, 78], actions [B, M]."""
     import jax.numpy as jnp
 
-    lp, val = jax_forward({k: jnp.asarray(v) for k, v in params.items()}, cfg, jnp.asarray(tokens, jnp.int32),
-                          jnp.asarray(actions, jnp.int32))
+    from .onepass_model import jax_outputs
+
+    want = jax_outputs({k: jnp.asarray(v) for k, v in params.items()}, cfg, jnp.asarray(tokens, jnp.int32),
+                       jnp.asarray(actions, jnp.int32))
     sess = ort_session(onnx_path)
-    names = ["log_probs"] + (["value"] if cfg.value_head else [])
+    names = list(want)
     got = sess.run(names, {"tokens": tokens.astype(np.int64), "actions": actions.astype(np.int64)})
-    diff = float(np.abs(got[0] - np.asarray(lp)).max())
-    if cfg.value_head:
-        diff = max(diff, float(np.abs(got[1] - np.asarray(val)).max()))
-    return diff
+    return max(float(np.abs(g_ - np.asarray(want[n])).max()) for n, g_ in zip(names, got))
 
 
 def load_run(run_dir: str, snapshot: str | None = None, raw: bool = False):

@@ -83,6 +83,8 @@ class MAVConfig:
     attn_bias: bool = False
     head_global: bool = False
     canonical: bool = False  # inputs rewritten into the side-to-move frame first (canon.py)
+    policy_dim: int = 0  # P > 0: Lc0-style policy head (heads.py), output ``policy`` [B, M]
+    wdl_head: bool = False  # win/draw/loss head (heads.py), output ``wdl`` [B, 3]
 
     kind = KIND_MAV
     seq_len = SEQ
@@ -129,6 +131,9 @@ def param_shapes(cfg: MAVConfig) -> dict[str, tuple[int, ...]]:
     if cfg.value_head:
         shapes["value_head/linear/w"] = (d, k)
         shapes["value_head/linear/b"] = (k,)
+    from .heads import param_shapes as head_shapes
+
+    shapes.update(head_shapes(d, cfg.policy_dim, cfg.wdl_head))
     return shapes
 
 
@@ -141,8 +146,8 @@ def cost_split(cfg: MAVConfig) -> dict[str, float]:
     attention; LayerNorm, softmax and gathers are not counted)."""
     t, d, hd = SEQ, cfg.dim, cfg.dim * cfg.widening
     trunk = cfg.layers * (t * (4 * d * d + 3 * d * hd) + 2 * t * t * d) + (d * cfg.dh if cfg.head_global else 0)
-    head = 2 * d * cfg.dh + 3 * cfg.dh * cfg.hh + cfg.dh * cfg.buckets
-    value = d * cfg.buckets if cfg.value_head else 0
+    head = 2 * d * cfg.dh + 3 * cfg.dh * cfg.hh + cfg.dh * cfg.buckets + 2 * d * cfg.policy_dim + cfg.policy_dim
+    value = (d * cfg.buckets if cfg.value_head else 0) + (3 * d if cfg.wdl_head else 0)
     return {"trunk_gflop": 2.0 * (trunk + value) / 1e9, "head_gflop_per_move": 2.0 * head / 1e9,
             "head_share_35_moves": 35 * head / (trunk + value)}
 
@@ -167,7 +172,9 @@ def infer_config(params: dict[str, np.ndarray], heads: int) -> MAVConfig:
     cfg = MAVConfig(layers=layers, dim=d, heads=heads, widening=hidden // d, buckets=k, head_dim=dh,
                     head_hidden=hh, value_head="value_head/linear/w" in params,
                     attn_bias=f"{attn_name(0)}/pair_bias" in params,
-                    head_global="mav_head/linear_global/w" in params)
+                    head_global="mav_head/linear_global/w" in params,
+                    policy_dim=params["policy_head/query/w"].shape[1] if "policy_head/query/w" in params else 0,
+                    wdl_head="wdl_head/linear/w" in params)
     want = param_shapes(cfg)
     if set(want) != set(params):
         raise ValueError(f"parameter names differ: missing {sorted(set(want) - set(params))[:5]}, "
@@ -224,6 +231,13 @@ def _np_log_softmax(z):
 
 def numpy_forward(params, cfg: MAVConfig, tokens: np.ndarray, actions: np.ndarray):
     """float64: tokens int [B, 78], actions int [B, M] → (log_probs [B, M, K], value log-probs [B, K] or None)."""
+    out = numpy_outputs(params, cfg, tokens, actions)
+    return out["log_probs"], out.get("value")
+
+
+def numpy_outputs(params, cfg: MAVConfig, tokens: np.ndarray, actions: np.ndarray) -> dict:
+    """float64 reference of every output: ``log_probs`` [B, M, K], and as configured ``value`` [B, K],
+    ``policy`` [B, M] (logits), ``wdl`` [B, 3] (log-probs)."""
     p = {k: np.asarray(v, np.float64) for k, v in params.items()}
     b = tokens.shape[0]
     if cfg.canonical:
@@ -244,10 +258,18 @@ def numpy_forward(params, cfg: MAVConfig, tokens: np.ndarray, actions: np.ndarra
     u = u + ((g / (1 + np.exp(-g))) * (z @ p["mav_head/linear_up/w"])) @ p["mav_head/linear_down/w"]
     z = _np_ln(u, p["mav_head/layer_norm_out/scale"], p["mav_head/layer_norm_out/offset"])
     lp = _np_log_softmax(z @ p["mav_head/linear_out/w"] + p["mav_head/linear_out/b"])
-    val = None
+    out = {"log_probs": lp}
     if cfg.value_head:
-        val = _np_log_softmax(y[:, 0] @ p["value_head/linear/w"] + p["value_head/linear/b"])
-    return lp, val
+        out["value"] = _np_log_softmax(y[:, 0] @ p["value_head/linear/w"] + p["value_head/linear/b"])
+    if cfg.policy_dim:
+        from .heads import policy_numpy
+
+        out["policy"] = policy_numpy(p, yf, yt, actions)
+    if cfg.wdl_head:
+        from .heads import wdl_numpy
+
+        out["wdl"] = wdl_numpy(p, y[:, 0])
+    return out
 
 
 # ----------------------------------------------------------------------------------------------
@@ -256,7 +278,13 @@ def numpy_forward(params, cfg: MAVConfig, tokens: np.ndarray, actions: np.ndarra
 
 
 def jax_forward(params, cfg: MAVConfig, tokens, actions):
-    """JAX: tokens int [B, 78], actions int [B, M] → (log_probs float32 [B, M, K], value [B, K] or None).
+    """JAX: tokens int [B, 78], actions int [B, M] → (log_probs float32 [B, M, K], value [B, K] or None)."""
+    out = jax_outputs(params, cfg, tokens, actions)
+    return out["log_probs"], out.get("value")
+
+
+def jax_outputs(params, cfg: MAVConfig, tokens, actions) -> dict:
+    """JAX: every output as ``numpy_outputs`` (float32).
 
     Matmuls on 2-D operands (as ``model.jax_forward``: XLA CPU is much faster that way).
     """
@@ -316,8 +344,16 @@ def jax_forward(params, cfg: MAVConfig, tokens, actions):
     z = ln(u, "mav_head/layer_norm_out")
     logits = z @ params["mav_head/linear_out/w"] + params["mav_head/linear_out/b"]
     lp = jax.nn.log_softmax(logits, axis=-1).reshape(b, m, cfg.buckets)
-    val = None
+    out = {"log_probs": lp}
+    y0 = y.reshape(b, t, d)[:, 0]
     if cfg.value_head:
-        y0 = y.reshape(b, t, d)[:, 0]
-        val = jax.nn.log_softmax(y0 @ params["value_head/linear/w"] + params["value_head/linear/b"], axis=-1)
-    return lp, val
+        out["value"] = jax.nn.log_softmax(y0 @ params["value_head/linear/w"] + params["value_head/linear/b"], axis=-1)
+    if cfg.policy_dim:
+        from .heads import policy_jax
+
+        out["policy"] = policy_jax(params, jnp.take(y, fi, axis=0), jnp.take(y, ti, axis=0), acts).reshape(b, m)
+    if cfg.wdl_head:
+        from .heads import wdl_jax
+
+        out["wdl"] = wdl_jax(params, y0)
+    return out

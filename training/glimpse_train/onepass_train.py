@@ -24,7 +24,7 @@ import sys
 import numpy as np
 
 from .data import Dataset, ensure_dataset, label_files
-from .onepass_model import KIND_MAV, PAD_ACTION, MAVConfig, init_params, jax_forward, num_params
+from .onepass_model import KIND_MAV, PAD_ACTION, MAVConfig, init_params, jax_forward, jax_outputs, num_params
 from .train import soft_targets
 from .trainloop import TrainerBase, add_common_args, log_line, resolve_config, stop_on_signals
 
@@ -61,6 +61,10 @@ class MAVTrainConfig:
     attn_bias: int = 0  # 1 = learned per-head attention bias over token pairs
     head_global: int = 0  # 1 = the per-move head also sees the BOS (whole-position) output
     canonical: int = 0  # 1 = inputs in the side-to-move frame (canon.py)
+    policy_dim: int = 0  # P > 0: policy head (heads.py) trained on softmax(p / policy_tau) over the labelled moves
+    policy_weight: float = 0.5
+    policy_tau: float = 0.05
+    wdl_weight: float = 0.0  # > 0: WDL head trained on Stockfish 15.1's WDL model of the best move's score
     eval_every: int = 200
     eval_positions: int = 512
     ckpt_seconds: float = 240.0
@@ -71,7 +75,8 @@ class MAVTrainConfig:
         return MAVConfig(layers=self.layers, dim=self.dim, heads=self.heads, head_dim=self.head_dim,
                          head_hidden=self.head_hidden, value_head=self.value_weight > 0,
                          attn_bias=bool(self.attn_bias), head_global=bool(self.head_global),
-                         canonical=bool(self.canonical))
+                         canonical=bool(self.canonical), policy_dim=self.policy_dim,
+                         wdl_head=self.wdl_weight > 0)
 
 
 def dataset_for(shared: str, data_dir: str, max_positions: int, extra: list[str] | None = None) -> Dataset:
@@ -125,7 +130,7 @@ class MAVTrainer(TrainerBase):
                          decay_mask=lambda k, v: v.ndim == 2 and not k.endswith("/embeddings"))
         import jax
 
-        self._fwd = jax.jit(lambda params, tokens, actions: jax_forward(params, self.mcfg, tokens, actions))
+        self._fwd = jax.jit(lambda params, tokens, actions: jax_outputs(params, self.mcfg, tokens, actions))
 
     def describe_model(self) -> str:
         return f"{self.mcfg} ({num_params(self.mcfg):,} parameters)"
@@ -133,19 +138,32 @@ class MAVTrainer(TrainerBase):
     def init_params(self) -> dict:
         return init_params(self.mcfg, self.cfg.seed)
 
-    def loss(self, params, tokens, actions, mask, targets, vtargets):
+    def loss(self, params, tokens, actions, mask, targets, vtargets, ptargets, wtargets):
         jnp = self.jnp
-        lp, val = jax_forward(params, self.mcfg, tokens, actions)
-        ce = -jnp.sum(targets * lp, axis=-1)  # [B, M]
+        out = jax_outputs(params, self.mcfg, tokens, actions)
+        ce = -jnp.sum(targets * out["log_probs"], axis=-1)  # [B, M]
         loss = jnp.sum(ce * mask) / jnp.maximum(jnp.sum(mask), 1.0)
         if self.mcfg.value_head:
-            loss = loss + self.cfg.value_weight * -jnp.mean(jnp.sum(vtargets * val, axis=-1))
+            loss = loss + self.cfg.value_weight * -jnp.mean(jnp.sum(vtargets * out["value"], axis=-1))
+        if self.mcfg.policy_dim:
+            import jax
+
+            logits = jnp.where(mask > 0, out["policy"], -1e9)
+            loss = loss + self.cfg.policy_weight * -jnp.mean(jnp.sum(ptargets * jax.nn.log_softmax(logits, axis=-1), axis=-1))
+        if self.mcfg.wdl_head:
+            loss = loss + self.cfg.wdl_weight * -jnp.mean(jnp.sum(wtargets * out["wdl"], axis=-1))
         return loss
 
     def make_batch(self, pos: np.ndarray):
+        from .heads import policy_targets, wdl_targets
+
         tokens, actions, mask, rows = self.pd.batch(pos)
         targets, vtargets = self.targets(rows, mask)
-        return ((tokens, actions, mask.astype(np.float32), targets, vtargets),
+        p = np.where(mask, self.ds.row_p[np.maximum(rows, 0)], 0.0)
+        ptargets = policy_targets(p, mask, self.cfg.policy_tau) if self.mcfg.policy_dim else np.zeros(mask.shape, np.float32)
+        wtargets = (wdl_targets(p.max(1), self.ds.states[pos]) if self.mcfg.wdl_head
+                    else np.zeros((len(pos), 3), np.float32))
+        return ((tokens, actions, mask.astype(np.float32), targets, vtargets, ptargets, wtargets),
                 {"positions": len(pos), "moves": int(mask.sum())})
 
     def rates(self, counts: dict, seconds: float) -> dict:
@@ -166,11 +184,11 @@ class MAVTrainer(TrainerBase):
 
         ce = acc = mae = 0.0
         n = 0
-        act_ok, vmae = [], []
+        act_ok, vmae, pol_ok = [], [], []
         for i in range(0, len(pos), 128):
             tokens, actions, mask, rows = self.pd.batch(pos[i:i + 128])
-            lp, val = self._fwd(params, self.jnp.asarray(tokens), self.jnp.asarray(actions))
-            lp = np.asarray(lp)
+            outs = self._fwd(params, self.jnp.asarray(tokens), self.jnp.asarray(actions))
+            lp, val = np.asarray(outs["log_probs"]), outs.get("value")
             r = rows[mask]
             y = self.ds.row_bucket[r].astype(np.int64)
             lpm = lp[mask]
@@ -185,6 +203,9 @@ class MAVTrainer(TrainerBase):
                 best = np.flatnonzero(evm[j] == evm[j].max())
                 choice = best[np.argmin(actions[j, best])]
                 act_ok.append(keys[j, choice] == keys[j].max())
+                if "policy" in outs:
+                    pol = np.where(mask[j], np.asarray(outs["policy"])[j], -np.inf)
+                    pol_ok.append(keys[j, int(np.argmax(pol))] == keys[j].max())
             if val is not None:
                 vev = np.exp(np.asarray(val, np.float64)) @ BUCKET_CENTRES
                 pbest = np.where(mask, self.ds.row_p[np.maximum(rows, 0)], -1.0).max(1)
@@ -193,6 +214,8 @@ class MAVTrainer(TrainerBase):
                "val_action_acc": float(np.mean(act_ok))}
         if vmae:
             out["val_value_mae"] = float(np.mean(vmae))
+        if pol_ok:
+            out["val_policy_acc"] = float(np.mean(pol_ok))
         return out
 
 
@@ -231,7 +254,7 @@ def main(argv=None):
 
     cfg, run_dir = resolve_config(a, MAVTrainConfig, CONFIGS, check=check,
                                   arch=("layers", "dim", "heads", "head_dim", "head_hidden", "attn_bias",
-                                        "head_global", "canonical"))
+                                        "head_global", "canonical", "policy_dim"))
     extra = [a.extra_labels] if a.extra_labels and os.path.isdir(a.extra_labels) else []
     if not label_files(a.shared, extra):
         raise SystemExit(f"no label files under {a.shared}/data/labels")

@@ -43,7 +43,9 @@ def import_onepass(path: str) -> tuple[dict[str, np.ndarray], MAVConfig]:
                         head_hidden=int(meta["glimpse.head_hidden"]), value_head="value_w" in init,
                         attn_bias=bool(int(meta.get("glimpse.attn_bias", "0"))),
                         head_global=bool(int(meta.get("glimpse.head_global", "0"))),
-                        canonical=bool(int(meta.get("glimpse.canonical", "0"))))
+                        canonical=bool(int(meta.get("glimpse.canonical", "0"))),
+                        policy_dim=int(meta.get("glimpse.policy_dim", "0")),
+                        wdl_head=bool(int(meta.get("glimpse.wdl_head", "0"))))
     except KeyError as e:
         raise ValueError(f"{path}: metadata {e} missing") from None
     d, nh = cfg.dim, cfg.heads
@@ -84,6 +86,17 @@ def import_onepass(path: str) -> tuple[dict[str, np.ndarray], MAVConfig]:
     p["mav_head/linear_out/w"], p["mav_head/linear_out/b"] = get("head_out_w"), get("head_out_b")
     if cfg.value_head:
         p["value_head/linear/w"], p["value_head/linear/b"] = get("value_w"), get("value_b")
+    if cfg.policy_dim:
+        scale = 1.0 / math.sqrt(cfg.policy_dim)
+        p["policy_head/query/w"] = (get("pol_q").astype(np.float64) / scale).astype(np.float32)
+        p["policy_head/key/w"] = get("pol_k")
+        # the exporter folds the 4 promotion offsets into a [1968] table: read them back at a7a8q/r/b/n
+        from .chessdata import MOVE_TO_ACTION
+
+        tbl = get("pol_promo")
+        p["policy_head/promo/b"] = np.asarray([tbl[MOVE_TO_ACTION["a7a8" + c]] for c in "qrbn"], np.float32)
+    if cfg.wdl_head:
+        p["wdl_head/linear/w"], p["wdl_head/linear/b"] = get("wdl_w"), get("wdl_b")
     want = param_shapes(cfg)
     for k, shape in want.items():
         if k not in p or tuple(p[k].shape) != tuple(shape):
