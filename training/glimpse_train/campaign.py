@@ -419,7 +419,6 @@ class Campaign:
     def run(self) -> None:
         from .data import MemDataset
 
-        raylabel.ray_init(self.cfg.workers, self.log)
         self.stop.install()
         cache = os.path.join(os.path.dirname(self.run_dir), "..", "data", "cache")
         while not self.stop() and (not self.cfg.cycles or self.state["cycle"] < self.cfg.cycles):
@@ -427,7 +426,13 @@ class Campaign:
             t0 = time.time()
             self.log(f"=== cycle {cyc}: store {self.store.totals()}")
             if self.cfg.label_minutes > 0:
-                n = self.label_phase()
+                # Ray runs only while labelling: its idle workers cost ~10 % of a core each while training.
+                raylabel.ray_init(self.cfg.workers, self.log)
+                self.stop.install()
+                try:
+                    n = self.label_phase()
+                finally:
+                    raylabel.ray_shutdown()
                 self.log(f"label: {n} positions labelled; store {self.store.totals()}")
                 save_state(self.state_path, self.state)
             if self.stop():

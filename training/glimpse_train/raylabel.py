@@ -217,6 +217,14 @@ def ray_init(workers: int, log=print) -> None:
         log(f"ray: local, {workers} CPUs")
 
 
+def ray_shutdown() -> None:
+    """Stops the local Ray (or disconnects from a cluster)."""
+    import ray
+
+    if ray.is_initialized():
+        ray.shutdown()
+
+
 def run_chunks(fn, chunks: list, args: tuple, on_result=None, max_retries: int = 3, stop=lambda: False,
                on_error=None) -> list:
     """Runs ``fn(chunk, *args)`` for every chunk as Ray tasks (``max_retries`` on a lost worker) and
