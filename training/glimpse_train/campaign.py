@@ -46,7 +46,8 @@ from .trainloop import log_line
 SOURCES = ("selfplay", "popular", "endgames", "dagger")
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CURVE_FIELDS = ["cycle", "time", "wall_hours", "store_positions", "train_positions", "position_passes", "step",
-                "heldout_positions", "action_accuracy", "kendall_tau", "puzzles", "puzzle_accuracy", "gate"]
+                "heldout_positions", "action_accuracy", "kendall_tau", "policy_accuracy", "puzzles", "puzzle_accuracy",
+                "gate"]
 
 # The campaign's model: the one-pass contract (engine kind multi_action_value), deeper than wide, inputs in
 # the side-to-move frame (canon.py), learned per-pair attention bias, HL-Gauss bucket targets, and the
@@ -389,6 +390,7 @@ class Campaign:
         held = HeldOut(ds, self.shared)
         pol = MAVPolicy(cand)
         rep = eval_validation(pol, held)
+        rep["policy_accuracy"] = policy_accuracy(cand, held)
         puz = eval_puzzles(pol, os.path.join(self.shared, "data", "puzzles", "lichess_puzzles.csv"), self.cfg.puzzles) \
             if self.cfg.puzzles else {"puzzles": 0, "puzzle_accuracy": float("nan")}
         return {"candidate": cand, **rep, **puz}
@@ -404,6 +406,14 @@ class Campaign:
         return False
 
     def record(self, row: dict) -> None:
+        if os.path.exists(self.curve_csv):
+            with open(self.curve_csv) as f:
+                old = list(csv.DictReader(f))
+            if old and list(old[0].keys()) != CURVE_FIELDS:  # a column was added: rewrite with the new header
+                with open(self.curve_csv, "w", newline="") as f:
+                    w = csv.DictWriter(f, fieldnames=CURVE_FIELDS)
+                    w.writeheader()
+                    w.writerows({k: r.get(k, "") for k in CURVE_FIELDS} for r in old)
         new = not os.path.exists(self.curve_csv)
         with open(self.curve_csv, "a", newline="") as f:
             w = csv.DictWriter(f, fieldnames=CURVE_FIELDS)
@@ -451,6 +461,7 @@ class Campaign:
                    "position_passes": step * tr.cfg.batch, "step": step,
                    "heldout_positions": rep["val_positions"], "action_accuracy": round(rep["action_accuracy"], 4),
                    "kendall_tau": round(rep["kendall_tau"], 4), "puzzles": rep["puzzles"],
+                   "policy_accuracy": "" if rep["policy_accuracy"] is None else round(rep["policy_accuracy"], 4),
                    "puzzle_accuracy": round(rep["puzzle_accuracy"], 4), "gate": "best" if gated else "kept"}
             self.record(row)
             self.log("cycle " + " ".join(f"{k}={v}" for k, v in row.items()))
@@ -477,6 +488,37 @@ class HeldOut:
         return self.ds.tokens(rows)
 
 
+def policy_accuracy(onnx_path: str, held: "HeldOut", per_run: int = 256) -> float | None:
+    """Share of held-out positions where the argmax of the net's ``policy`` output (Lc0-style head) is a
+    Stockfish-best move; ``None`` when the net has no policy output."""
+    from .onnx_export import ort_session
+
+    sess = ort_session(onnx_path)
+    if "policy" not in [o.name for o in sess.get_outputs()]:
+        return None
+    rows = held.val_rows
+    pos = held.row_pos[rows]
+    bounds = np.flatnonzero(np.diff(pos)) + 1
+    groups = np.split(rows, bounds)
+    ok = []
+    for g0 in range(0, len(groups), per_run):
+        grp = groups[g0:g0 + per_run]
+        m = max(len(g) for g in grp)
+        tokens = np.zeros((len(grp), 78), np.int64)
+        actions = np.zeros((len(grp), m), np.int64)
+        mask = np.zeros((len(grp), m), bool)
+        for i, g in enumerate(grp):
+            tokens[i, 1:] = held.ds.states[held.row_pos[g[0]]]
+            actions[i, : len(g)] = held.row_action[g]
+            mask[i, : len(g)] = True
+        pol = sess.run(["policy"], {"tokens": tokens, "actions": actions})[0]
+        pol = np.where(mask, pol, -np.inf)
+        for i, g in enumerate(grp):
+            keys = held.row_key[g]
+            ok.append(keys[int(np.argmax(pol[i, : len(g)]))] == keys.max())
+    return float(np.mean(ok))
+
+
 def plot_curve(csv_path: str, png_path: str) -> None:
     """Held-out action accuracy and puzzle accuracy against positions labelled, position-passes and wall hours."""
     import matplotlib
@@ -494,6 +536,8 @@ def plot_curve(csv_path: str, png_path: str) -> None:
                                    ("wall_hours", "campaign wall hours")]):
         ax.plot(f(xk), f("action_accuracy"), "o-", label="held-out action accuracy")
         ax.plot(f(xk), f("puzzle_accuracy"), "s-", label="puzzle accuracy")
+        if "policy_accuracy" in rows[0]:
+            ax.plot(f(xk), f("policy_accuracy"), "^--", label="held-out policy-head accuracy")
         ax.set_xlabel(xl)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("accuracy")
