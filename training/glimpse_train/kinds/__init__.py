@@ -5,7 +5,8 @@
 | ``action_value`` | ``action_value`` (+ the reference's ``state_value``, ``behavioral_cloning``) | ``smoke``, ``small``, ``base``, ``medium``, ``9m`` |
 | ``multi_action_value`` | ``multi_action_value`` (one-pass) | ``mav-*`` |
 
-Look-ups: ``get(onnx_kind)``, ``for_preset(name)``, ``for_run(run_dir)`` (``config.json``'s ``kind``; a
+Look-ups: ``get(onnx_kind)``, ``for_preset(name)`` (a preset, or a name starting with a kind's
+``preset_prefix``), ``for_run(run_dir)`` (``config.json``'s ``kind``; a
 run without one is an action-value run), ``for_onnx(path)`` (the file's ``glimpse.kind``) and
 ``for_argv(argv)`` (what ``train.py``/``export.py`` are asked for: ``--config`` preset or ``--run``).
 To add a kind: write ``kinds/<name>.py`` with a ``KIND`` record and add the module to ``_MODULES``.
@@ -42,11 +43,12 @@ def get(kind: str) -> Kind:
 
 
 def for_preset(name: str) -> Kind | None:
-    """The kind of preset ``name`` (an unknown ``mav-*`` name is still the one-pass kind), else None."""
+    """The kind of preset ``name``, or of its prefix (``mav-anything``: the one-pass kind), else None."""
     if name in BY_PRESET:
         return BY_PRESET[name]
-    if name.startswith("mav"):
-        return multi_action_value.KIND
+    for k in KINDS.values():
+        if k.preset_prefix and name.startswith(k.preset_prefix):
+            return k
     return None
 
 
@@ -82,13 +84,12 @@ def for_argv(argv: list[str]) -> Kind:
     """The kind a ``train``/``export`` command line is about: a ``--config`` preset of a kind, or the kind
     recorded in the ``--run`` (or ``--config``) run folder under ``--runs-dir``; action value otherwise."""
     preset = _flag(argv, "--config")
-    if preset and preset.startswith("mav"):
-        return multi_action_value.KIND
+    by_prefix = [k for k in KINDS.values() if k.preset_prefix and preset and preset.startswith(k.preset_prefix)]
+    if by_prefix:
+        return by_prefix[0]
     run = _flag(argv, "--run") or preset
     if run:
         kind = for_run(os.path.join(_flag(argv, "--runs-dir") or "runs", run))
         if kind is not None:
             return kind
-    if preset and preset in BY_PRESET:
-        return BY_PRESET[preset]
-    return DEFAULT
+    return (for_preset(preset) if preset else None) or DEFAULT

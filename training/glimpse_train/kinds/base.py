@@ -41,3 +41,5 @@ class Kind:
     policy: Callable[..., Any]
     #: ``num_params(model_cfg)`` -> int
     num_params: Callable[..., int]
+    #: a ``--config`` name starting with this is the kind's even when it is not one of ``presets`` ("" = none)
+    preset_prefix: str = ""

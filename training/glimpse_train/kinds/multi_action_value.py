@@ -790,4 +790,5 @@ KIND = Kind(
     arch_fields=("layers", "dim", "heads", "head_dim", "head_hidden", "attn_bias", "head_global", "canonical",
                  "policy_dim"),
     trainer=MAVTrainer, load_run=load_run, describe_run=describe_run, export=export,
-    verify_held_out=verify_held_out, export_info=export_info, policy=MAVPolicy, num_params=num_params)
+    verify_held_out=verify_held_out, export_info=export_info, policy=MAVPolicy, num_params=num_params,
+    preset_prefix="mav")
