@@ -460,6 +460,7 @@ def export_info(mcfg: ModelConfig) -> dict:
 # evaluation policy (what the engine plays)
 # ----------------------------------------------------------------------------------------------
 
+
 class AVPolicy:
     """Action-value policy over an ONNX model: one batch of all legal moves per position."""
 
