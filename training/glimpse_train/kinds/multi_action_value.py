@@ -77,7 +77,7 @@ import onnx
 from onnx import TensorProto, helper
 
 from ..chessdata import ACTIONS, BUCKET_CENTRES, MOVE_TO_ACTION, tokenize
-from ..data import Dataset, ensure_dataset
+from ..data import Dataset
 from ..onnx_graph import OPSET, _G, ort_session
 from ..trainloop import TrainerBase, load_run_params, soft_targets
 from ..transformer import (LN_EPS, VOCAB, _np_ln, attn_name, count_layers, init_from_shapes, lin_name, ln_name,
@@ -563,11 +563,6 @@ class MAVTrainConfig:
                          attn_bias=bool(self.attn_bias), head_global=bool(self.head_global),
                          canonical=bool(self.canonical), policy_dim=self.policy_dim,
                          wdl_head=self.wdl_weight > 0)
-
-
-def dataset_for(shared: str, data_dir: str, max_positions: int, extra: list[str] | None = None) -> Dataset:
-    d = data_dir if not max_positions else f"data/first{max_positions}"
-    return ensure_dataset(shared, d, extra or [], max_positions, log=lambda *_: None)
 
 
 class PositionData:
