@@ -33,12 +33,15 @@ run: build
 
 FORCE:
 
-# One virtualenv serves training, measuring and the Python test tooling (`make train-setup`).
+# One virtualenv serves training, measuring and the Python test tooling (`make train-setup`): the pinned
+# requirements, and the measuring tools as the editable package `glimpse_tools` (tools/pyproject.toml).
+# An existing .venv (or a link to one, as in a git worktree) is reused.
 VENV_STAMP := $(VENV)/.installed
-$(VENV_STAMP): training/requirements.txt
-	$(PYTHON) -m venv $(VENV)
+$(VENV_STAMP): training/requirements.txt tools/pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
 	$(VENV)/bin/pip install --quiet -r training/requirements.txt
+	$(VENV)/bin/pip install --quiet -e tools
 	touch $@
 
 .PHONY: train-setup

@@ -1,4 +1,5 @@
-# Measuring tools and the UCI conformance suite (tools/README.md, uci-tests/README.md).
+# Measuring tools (the package glimpse_tools = tools/, installed into .venv by the venv stamp) and the
+# UCI conformance suite (tools/README.md, uci-tests/README.md).
 #
 #   make match     ENGINE_A_OPTS='WeightsFile=weights/x.onnx' OPPONENT='stockfish:Skill Level=0' \
 #                  TC=10+0.1 GAMES=20 CONCURRENCY=1 BOOK=../shared/data/openings/noob_3moves.epd OUT=reports/match
@@ -29,7 +30,7 @@ MATCH_ARGS ?=
 .PHONY: test-uci test-tools match gauntlet puzzles suites endgames scaling
 
 match: build $(VENV_STAMP)
-	$(PY) tools/match.py --a '$(ENGINE_A)' --a-options '$(ENGINE_A_OPTS)' --b '$(OPPONENT)' \
+	$(PY) -m glimpse_tools.match --a '$(ENGINE_A)' --a-options '$(ENGINE_A_OPTS)' --b '$(OPPONENT)' \
 	  --tc '$(TC)' --games $(GAMES) --concurrency $(CONCURRENCY) --book '$(BOOK)' --seed $(SEED) \
 	  --pgn '$(OUT).pgn' --json '$(OUT).json' $(MATCH_ARGS)
 
@@ -39,7 +40,7 @@ ELOS ?= 1350 1500
 GAUNTLET_CONCURRENCY ?= $(shell nproc 2>/dev/null || echo 1)
 GAUNTLET_ARGS ?=
 gauntlet: build $(VENV_STAMP)
-	$(PY) tools/gauntlet.py --a '$(ENGINE_A)' --a-options '$(ENGINE_A_OPTS)' --levels $(LEVELS) --elos $(ELOS) \
+	$(PY) -m glimpse_tools.gauntlet --a '$(ENGINE_A)' --a-options '$(ENGINE_A_OPTS)' --levels $(LEVELS) --elos $(ELOS) \
 	  --tc '$(TC)' --games $(GAMES) --concurrency $(GAUNTLET_CONCURRENCY) --book '$(BOOK)' --seed $(SEED) \
 	  --out '$(OUT)' $(GAUNTLET_ARGS)
 
@@ -49,14 +50,14 @@ LIMIT ?= 0
 MOVETIME ?= 0.1
 PUZZLE_ARGS ?=
 puzzles: build $(VENV_STAMP)
-	$(PY) tools/puzzles.py --engine '$(ENGINE_A)' --options '$(ENGINE_A_OPTS)' --puzzles '$(PUZZLES)' \
+	$(PY) -m glimpse_tools.puzzles --engine '$(ENGINE_A)' --options '$(ENGINE_A_OPTS)' --puzzles '$(PUZZLES)' \
 	  --limit $(LIMIT) --movetime $(MOVETIME) --json '$(OUT).json' --png '$(OUT).png' $(PUZZLE_ARGS)
 
 # EPD suites in ../shared/data/epd (names without .epd, or 'all').
 SUITES ?= wac_arasan_wacnew bk_senjo STS1-STS15_LAN_v3 arasan2024
 SUITE_ARGS ?=
 suites: build $(VENV_STAMP)
-	$(PY) tools/suites.py --engine '$(ENGINE_A)' --options '$(ENGINE_A_OPTS)' --suites $(SUITES) \
+	$(PY) -m glimpse_tools.suites --engine '$(ENGINE_A)' --options '$(ENGINE_A_OPTS)' --suites $(SUITES) \
 	  --limit $(LIMIT) --movetime $(MOVETIME) --json '$(OUT).json' $(SUITE_ARGS)
 
 # Endgames: POSITIONS random KQK and KRK positions each (seeded by SEED), ENGINE_A as the strong
@@ -66,7 +67,7 @@ POSITIONS ?= 20
 ENDGAME_OPPONENT ?= stockfish
 ENDGAME_ARGS ?=
 endgames: build $(VENV_STAMP)
-	$(PY) tools/endgames.py --a '$(ENGINE_A)' --a-options '$(ENGINE_A_OPTS)' --b '$(ENDGAME_OPPONENT)' \
+	$(PY) -m glimpse_tools.endgames --a '$(ENGINE_A)' --a-options '$(ENGINE_A_OPTS)' --b '$(ENDGAME_OPPONENT)' \
 	  --tc '$(TC)' --positions $(POSITIONS) --concurrency $(CONCURRENCY) --seed $(SEED) --out '$(OUT)' \
 	  $(ENDGAME_ARGS)
 
@@ -78,7 +79,7 @@ SCALING_B ?= glimpse
 BOTH_OPTS ?=
 SCALING_ARGS ?=
 scaling: build $(VENV_STAMP)
-	$(PY) tools/scaling.py --a '$(ENGINE_A)' --a-options '$(ENGINE_A_OPTS)' --b '$(SCALING_B)' \
+	$(PY) -m glimpse_tools.scaling --a '$(ENGINE_A)' --a-options '$(ENGINE_A_OPTS)' --b '$(SCALING_B)' \
 	  --both-options '$(BOTH_OPTS)' --playouts $(PLAYOUTS) --games $(GAMES) --concurrency $(CONCURRENCY) \
 	  --book '$(BOOK)' --seed $(SEED) --out '$(OUT)' $(SCALING_ARGS)
 

@@ -19,7 +19,8 @@ NICE ?= nice -n 5
 
 .PHONY: test-models label train export evaluate test-training ship-weights
 
-## Golden tiny reference checkpoints -> target/test-models/tiny_{av,sv,bc}.onnx (verified against golden outputs)
+## Test models for the engine, one per kind (glimpse_train/test_models.py): golden tiny reference checkpoints ->
+## target/test-models/tiny_{av,sv,bc}.onnx (verified against golden outputs), and tiny_mav.onnx + tiny_mav_reference.json
 test-models: $(VENV_STAMP)
 	$(TRAIN_PY) -m glimpse_train.test_models --shared $(ABS_SHARED) --out ../target/test-models
 
@@ -43,6 +44,10 @@ evaluate: $(VENV_STAMP)
 	$(TRAIN_PY) -m glimpse_train.evaluate --shared $(ABS_SHARED) --run $(RUN) --model ../$(EXPORT_OUT) \
 	  --puzzles $(PUZZLES)
 
-## Fast checks of the Python pipeline (tokenizer, actions, labels, smoke train + export)
+## Fast checks of the Python pipeline under pytest (training/tests/): tokenizer, actions, labels, the kind registry,
+## per kind numpy vs JAX and a smoke train + resume + export + evaluate. Other files add theirs as prerequisites
+## (mk/campaign.mk: test-campaign); `make test-training PYTEST_ARGS='-k mav -x'` passes flags on.
+TRAINING_TESTS ?= tests/test_chessdata.py tests/test_kinds.py tests/test_action_value.py tests/test_multi_action_value.py
+PYTEST_ARGS ?=
 test-training: $(VENV_STAMP)
-	$(TRAIN_PY) -m glimpse_train.selftest --shared $(ABS_SHARED)
+	cd training && GLIMPSE_SHARED=$(ABS_SHARED) ../$(PY) -m pytest -q $(TRAINING_TESTS) $(PYTEST_ARGS)

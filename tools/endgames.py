@@ -35,9 +35,8 @@ from typing import Any
 
 import chess
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import enginelib as el  # noqa: E402
-import match as match_tool  # noqa: E402
+from glimpse_tools import enginelib as el
+from glimpse_tools import match as match_tool
 
 #: Material name -> the strong side's piece besides its king.
 MATERIALS = {"KQK": chess.QUEEN, "KRK": chess.ROOK}

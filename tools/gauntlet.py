@@ -31,9 +31,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import enginelib as el  # noqa: E402
-import match as match_tool  # noqa: E402
+from glimpse_tools import enginelib as el
+from glimpse_tools import match as match_tool
 
 LN10_400 = math.log(10) / 400
 

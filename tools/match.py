@@ -36,8 +36,7 @@ import chess
 import chess.engine
 import chess.pgn
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import enginelib as el  # noqa: E402
+from glimpse_tools import enginelib as el
 
 INFO_FLAGS = chess.engine.INFO_BASIC | chess.engine.INFO_SCORE
 

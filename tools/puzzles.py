@@ -35,8 +35,7 @@ from typing import Any
 import chess
 import chess.engine
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import enginelib as el  # noqa: E402
+from glimpse_tools import enginelib as el
 
 DEFAULT_PUZZLES = el.SHARED / "data" / "puzzles" / "lichess_puzzles.csv"
 BAND = 200

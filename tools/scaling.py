@@ -32,9 +32,8 @@ from typing import Any
 
 import chess.engine
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import enginelib as el  # noqa: E402
-import match as match_tool  # noqa: E402
+from glimpse_tools import enginelib as el
+from glimpse_tools import match as match_tool
 
 DEFAULT_PLAYOUTS = [25, 100, 400, 1600]
 

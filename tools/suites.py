@@ -32,8 +32,7 @@ from typing import Any
 import chess
 import chess.engine
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import enginelib as el  # noqa: E402
+from glimpse_tools import enginelib as el
 
 EPD_DIR = el.SHARED / "data" / "epd"
 DEFAULT_SUITES = ["wac_arasan_wacnew", "bk_senjo", "STS1-STS15_LAN_v3", "arasan2024"]

@@ -21,9 +21,8 @@ import chess.pgn
 
 from uci_harness import REPO_ROOT, glimpse_bin, stockfish_bin, weights_options
 
-import enginelib as el  # tools/ (put on sys.path by uci_harness)
-import match as match_tool
-
+from glimpse_tools import enginelib as el
+from glimpse_tools import match as match_tool
 GAMES = int(os.environ.get("UCI_TESTS_GAMES", "10"))
 TC = os.environ.get("UCI_TESTS_TC", "10+0.1")
 CONCURRENCY = int(os.environ.get("UCI_TESTS_CONCURRENCY", "2"))

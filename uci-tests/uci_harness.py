@@ -20,7 +20,6 @@ import queue
 import re
 import shutil
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -28,7 +27,6 @@ from pathlib import Path
 import chess
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_ROOT / "tools"))
 
 TINY_AV = REPO_ROOT / "target" / "test-models" / "tiny_av.onnx"
 UCI_OUTPUT = {"id", "uciok", "readyok", "bestmove", "copyprotection", "registration", "info", "option"}

@@ -16,12 +16,11 @@ import chess
 import chess.engine
 
 TOOLS = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(TOOLS))
 
-import enginelib as el  # noqa: E402
-import gauntlet  # noqa: E402
-import puzzles  # noqa: E402
-import suites  # noqa: E402
+from glimpse_tools import enginelib as el
+from glimpse_tools import gauntlet
+from glimpse_tools import puzzles
+from glimpse_tools import suites
 
 PY = sys.executable
 STOCKFISH = shutil.which("stockfish") or "/usr/games/stockfish"

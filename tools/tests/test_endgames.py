@@ -18,11 +18,10 @@ import chess
 import chess.pgn
 
 TOOLS = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(TOOLS))
 
-import endgames  # noqa: E402
-import enginelib as el  # noqa: E402
-import match as match_tool  # noqa: E402
+from glimpse_tools import endgames
+from glimpse_tools import enginelib as el
+from glimpse_tools import match as match_tool
 
 PY = sys.executable
 FAKE = [PY, str(TOOLS / "tests" / "fake_engine.py")]

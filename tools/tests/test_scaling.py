@@ -19,11 +19,10 @@ from pathlib import Path
 import chess.pgn
 
 TOOLS = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(TOOLS))
 
-import enginelib as el  # noqa: E402
-import match as match_tool  # noqa: E402
-import scaling  # noqa: E402
+from glimpse_tools import enginelib as el
+from glimpse_tools import match as match_tool
+from glimpse_tools import scaling
 
 PY = sys.executable
 FAKE = " ".join([PY, str(TOOLS / "tests" / "fake_engine.py")])

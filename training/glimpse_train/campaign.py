@@ -344,7 +344,7 @@ class Campaign:
 
     # ------------------------------------------------------------------ train
     def trainer(self, ds):
-        from .onepass_train import MAVTrainConfig, MAVTrainer
+        from .kinds.multi_action_value import MAVTrainConfig, MAVTrainer
 
         cfg_path = os.path.join(self.run_dir, "config.json")
         if os.path.exists(cfg_path):
@@ -376,8 +376,8 @@ class Campaign:
     # ------------------------------------------------------------------ export / evaluate / gate / record
     def export_eval(self, ds, tr, step: int, ema) -> dict:
         from .evaluate import eval_puzzles, eval_validation
-        from .onepass_eval import MAVPolicy
-        from .onepass_export import export, verify
+        from .kinds.multi_action_value import MAVPolicy
+        from .kinds.multi_action_value import export, verify
 
         params = {k: np.asarray(v, np.float32) for k, v in ema.items()}
         cand = os.path.join(self.run_dir, f"candidate-{self.state['cycle']:04d}.onnx")

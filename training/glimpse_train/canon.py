@@ -88,7 +88,7 @@ def canon_jax(tokens, actions):
 
 
 def onnx_canon(g, tokens: str, actions: str) -> tuple[str, str]:
-    """Adds the rewrite to an ``onnx_export._G`` graph; returns the names of the new tokens/actions (int64)."""
+    """Adds the rewrite to an ``onnx_graph._G`` graph; returns the names of the new tokens/actions (int64)."""
     i64 = lambda v: np.asarray(v, np.int64)  # noqa: E731
     side = g.op("Gather", [tokens, g.const("c_side_pos", i64([SIDE_POS]))], "c_side", axis=1)  # [B, 1]
     black = g.op("Equal", [side, g.const("c_black_id", i64(BLACK_ID))], "c_black")  # [B, 1] bool

@@ -28,7 +28,7 @@ What is inferred and how:
   a ``_checkpoint`` suffix dropped: ``golden/tiny_av_checkpoint`` → ``golden/tiny_av_config.json``).
   Its transformer sizes must agree with the shapes.
 
-The ONNX file follows the engine contract (see ``onnx_export.py``) and carries metadata
+The ONNX file follows the engine contract (see ``kinds/action_value.py``) and carries metadata
 ``glimpse.kind``, ``glimpse.buckets``, ``glimpse.source_checkpoint`` (``<model>/<step>/<tree>``),
 ``glimpse.step``, ``glimpse.params_tree``, ``glimpse.params``, ``glimpse.gflop_per_eval``,
 ``glimpse.precision`` and ``glimpse.last_layer_optimised``.
@@ -53,8 +53,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from .model import KIND_AV, KIND_BC, KIND_SV, KINDS, VOCAB, ModelConfig, infer_config
-from .onnx_export import build_model
+from .kinds.action_value import KIND_AV, KIND_BC, KIND_SV, KINDS, VOCAB, ModelConfig, build_model, infer_config
 from .orbax_reader import CheckpointError, Located, check_haiku_layout, read_item, resolve
 
 DEFAULT_HEADS = 8

@@ -1,4 +1,8 @@
-"""Evaluate an exported action-value ONNX model through onnxruntime (what the engine plays).
+"""Evaluate an exported ONNX model through onnxruntime with the policy the engine plays.
+
+The policy comes from the model kind's registry entry (``kinds/``), chosen by the file's ``glimpse.kind``:
+``action_value`` scores all legal moves in one batch of rows, ``multi_action_value`` one row per position.
+Both have ``win_probs_batch(rows [N, 79])`` and ``choose(board)``, so the metrics below are kind-agnostic.
 
 Metrics (JSON report + PNG plots in ``runs/<run>/eval/``):
 * ``val_loss``: cross-entropy against the hard bucket label on validation rows;
@@ -23,33 +27,8 @@ import time
 import chess
 import numpy as np
 
-from .chessdata import BUCKET_CENTRES, MOVE_TO_ACTION, canonical_fen, tokenize
-from .onnx_export import ort_session
-
-
-class AVPolicy:
-    """Action-value policy over an ONNX model: one batch of all legal moves per position."""
-
-    def __init__(self, path: str):
-        self.sess = ort_session(path)
-        self.centres = BUCKET_CENTRES.astype(np.float64)
-
-    def win_probs_batch(self, tokens: np.ndarray) -> np.ndarray:
-        out = []
-        for i in range(0, len(tokens), 4096):
-            lp = self.sess.run(["log_probs"], {"tokens": tokens[i:i + 4096].astype(np.int64)})[0]
-            out.append(lp)
-        return np.concatenate(out) if out else np.zeros((0, 128), np.float32)
-
-    def choose(self, board: chess.Board) -> chess.Move:
-        moves = sorted(board.legal_moves, key=lambda m: MOVE_TO_ACTION[m.uci()])
-        state = tokenize(board.fen())
-        toks = np.zeros((len(moves), 79), np.int64)
-        toks[:, 1:78] = state
-        toks[:, 78] = [MOVE_TO_ACTION[m.uci()] for m in moves]
-        lp = self.win_probs_batch(toks)
-        wp = np.exp(lp.astype(np.float64)) @ self.centres
-        return moves[int(np.argmax(wp))]  # first maximum = lowest action id
+from . import kinds
+from .chessdata import BUCKET_CENTRES
 
 
 def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> float:
@@ -67,7 +46,7 @@ def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> float:
     return s / np.sqrt(nx * ny)
 
 
-def eval_validation(policy: AVPolicy, ds, max_positions: int = 0) -> dict:
+def eval_validation(policy, ds, max_positions: int = 0) -> dict:
     rows = ds.val_rows
     pos_ids = np.unique(ds.row_pos[rows])
     if max_positions and len(pos_ids) > max_positions:
@@ -97,7 +76,7 @@ def eval_validation(policy: AVPolicy, ds, max_positions: int = 0) -> dict:
             "val_mae_win_prob": float(np.abs(ev - ds.row_p[rows]).mean())}
 
 
-def eval_puzzles(policy: AVPolicy, path: str, limit: int) -> dict:
+def eval_puzzles(policy, path: str, limit: int) -> dict:
     results = []
     with open(path) as f:
         for i, r in enumerate(csv.DictReader(f)):
@@ -186,9 +165,7 @@ def main(argv=None):
     cfgp = os.path.join(run_dir, "config.json")
     maxpos = json.load(open(cfgp)).get("max_positions", 0) if os.path.exists(cfgp) else 0
     ds = ensure_dataset(a.shared, a.data_dir if not maxpos else f"data/first{maxpos}", [], maxpos)
-    from .onepass_eval import MAVPolicy, onnx_kind
-
-    policy = MAVPolicy(model) if onnx_kind(model) == "multi_action_value" else AVPolicy(model)
+    policy = kinds.for_onnx(model).policy(model)
     t0 = time.time()
     report = {"model": os.path.abspath(model), "run": a.run}
     import onnx

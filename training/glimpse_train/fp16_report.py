@@ -29,8 +29,8 @@ import time
 import numpy as np
 
 from .convert import convert
-from .model import KIND_AV, KIND_BC, KIND_SV
-from .onnx_export import ort_session
+from .kinds.action_value import KIND_AV, KIND_BC, KIND_SV
+from .onnx_graph import ort_session
 from .test_models import golden_cases
 
 VOCAB = "0123456789abcdefghpnrkqPBNRQKw."

@@ -14,8 +14,8 @@ import re
 
 import numpy as np
 
-from .model import attn_name, lin_name, ln_name
-from .onepass_model import KIND_MAV, MAVConfig, param_shapes
+from .transformer import attn_name, lin_name, ln_name
+from .kinds.multi_action_value import KIND_MAV, MAVConfig, param_shapes
 
 
 def read_meta(path: str) -> dict[str, str]:

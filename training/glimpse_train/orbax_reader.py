@@ -12,7 +12,7 @@ The released checkpoints unpack as ``<root>/<model>/<step>/{params,params_ema}``
 
 :func:`resolve` turns whatever directory the user names (checkpoint root with one model, model
 dir, step dir or item dir) into the item directory; :func:`read_item` returns the leaves as a flat
-``{"<module>/<param>": float32 ndarray}`` dict (Haiku names as in ``model.py``). Anything that does
+``{"<module>/<param>": float32 ndarray}`` dict (Haiku names as in ``transformer.py``). Anything that does
 not look like this raises :class:`CheckpointError` with what was found.
 """
 

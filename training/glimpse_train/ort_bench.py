@@ -21,7 +21,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from .onnx_export import ort_session
+from .onnx_graph import ort_session
 
 
 def meta_of(path: str) -> dict[str, str]:

@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 
-from .model import KIND_BC, KINDS, KIND_AV, ModelConfig, init_params, num_params
+from .kinds.action_value import KIND_BC, KINDS, KIND_AV, ModelConfig, init_params, num_params
 
 SIZES = {"9M": (8, 256), "136M": (8, 1024), "270M": (16, 1024)}
 STEP = 6400000

@@ -39,8 +39,8 @@ import tempfile
 import numpy as np
 
 from .convert import convert
-from .model import KIND_AV, KIND_BC, KIND_SV, ModelConfig, load_npz_params, numpy_forward
-from .onnx_export import ort_session
+from .kinds.action_value import KIND_AV, KIND_BC, KIND_SV, ModelConfig, load_npz_params, numpy_forward
+from .onnx_graph import ort_session
 from .orbax_reader import CheckpointError, read_item, resolve
 from .test_models import golden_cases
 

@@ -1,4 +1,4 @@
-"""The training loop shared by the action-value (``train.py``) and one-pass (``onepass_train.py``) trainers.
+"""The training loop shared by every model kind's trainer (``kinds/*.py``; ``train.py`` runs them).
 
 What is shared: AdamW behind global-norm clipping with linear warmup + cosine decay; an EMA of the weights
 with a warmed-up decay ``min(ema, (1 + t) / (10 + t))`` (used for validation and export); atomic
@@ -12,13 +12,18 @@ A subclass says what a batch is and how it is scored:
 - ``train_items`` (1-D array of the items a step draws from: rows or positions) and ``val_items``;
 - ``make_batch(items)`` -> (tuple of numpy arrays passed to ``loss``, dict of counts for the log);
 - ``evaluate(params, items)`` -> dict of validation metrics;
-- ``rates(counts, seconds)`` -> the throughput fields of a log record.
+- ``rates(counts, seconds)`` -> the throughput fields of a log record;
+- ``describe_data()`` -> one line about the training/validation items (logged by ``train.py``).
+
+Also shared: the bucket targets of the losses (``soft_targets``, HL-Gauss or one-hot) and
+``load_run_params`` (a run's EMA or raw weights from ``ckpt.pkl`` or an ``ema/step*.npz`` snapshot).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import pickle
 import signal
@@ -84,6 +89,9 @@ class TrainerBase:
 
     def describe_model(self) -> str:
         return str(self.cfg)
+
+    def describe_data(self) -> str:
+        return f"{len(self.train_items)} train items, {len(self.val_items)} validation items"
 
     # ---------------------------------------------------------------- state
     def fresh_state(self) -> dict:
@@ -181,6 +189,47 @@ class TrainerBase:
         self.save(st)
         self.log(f"checkpoint at step {st['step']} in {self.run_dir}")
         return st
+
+
+# -------------------------------------------------------------------- targets and saved runs
+def _erf(x: np.ndarray) -> np.ndarray:
+    # Abramowitz–Stegun 7.1.26 (|err| < 1.5e-7), vectorised, no scipy dependency.
+    s = np.sign(x)
+    x = np.abs(x)
+    t = 1.0 / (1.0 + 0.3275911 * x)
+    y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * np.exp(-x * x)
+    return s * y
+
+
+def soft_targets(p: np.ndarray, k: int, sigma_buckets: float) -> np.ndarray:
+    """Targets [B, K] float32: HL-Gauss (σ in bucket widths) or one-hot at searchsorted(edges, p)."""
+    if sigma_buckets <= 0:
+        from .chessdata import bucket_of
+
+        t = np.zeros((len(p), k), np.float32)
+        t[np.arange(len(p)), bucket_of(p.astype(np.float64))] = 1.0
+        return t
+    edges = np.arange(k + 1, dtype=np.float64) / k
+    sigma = sigma_buckets / k
+    cdf = 0.5 * (1 + _erf((edges[None, :] - p[:, None].astype(np.float64)) / (sigma * math.sqrt(2))))
+    mass = np.diff(cdf, axis=1)
+    mass /= mass.sum(1, keepdims=True)
+    return mass.astype(np.float32)
+
+
+def load_run_params(run_dir: str, snapshot: str | None = None, raw: bool = False):
+    """(params, step) of a training run: the EMA tree of ``ckpt.pkl`` (``raw``: the raw params), or an
+    ``ema/step*.npz`` snapshot. Every kind's ``load_run`` reads its weights with this."""
+    if snapshot:
+        z = np.load(snapshot)
+        params = {k: np.asarray(z[k], np.float32) for k in z.files}
+        step = int("".join(c for c in os.path.basename(snapshot) if c.isdigit()) or 0)
+    else:
+        with open(os.path.join(run_dir, "ckpt.pkl"), "rb") as f:
+            blob = pickle.load(f)
+        params = {k: np.asarray(v, np.float32) for k, v in blob["params" if raw else "ema"].items()}
+        step = blob["step"]
+    return params, step
 
 
 # -------------------------------------------------------------------- command line

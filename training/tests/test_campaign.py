@@ -176,8 +176,8 @@ def _tiny_campaign(tmp_path, run="t"):
 
 
 def test_resume_from_committed_onnx(tmp_path):
-    from glimpse_train import onepass_export
-    from glimpse_train.onepass_model import MAVConfig, init_params
+    from glimpse_train.kinds import multi_action_value as onepass_export
+    from glimpse_train.kinds.multi_action_value import MAVConfig, init_params
     from glimpse_train.onnx_import import import_onepass
 
     c = _tiny_campaign(tmp_path)
@@ -250,7 +250,7 @@ def test_heads_train_and_report(tmp_path):
     import glob
     import itertools
 
-    from glimpse_train.onepass_train import MAVTrainConfig, MAVTrainer
+    from glimpse_train.kinds.multi_action_value import MAVTrainConfig, MAVTrainer
 
     src = sorted(glob.glob(os.path.join(SHARED, "data", "labels", "*.tsv.gz")))[0]
     with gzip.open(src, "rt") as f:

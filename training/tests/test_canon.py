@@ -6,9 +6,10 @@ from __future__ import annotations
 import chess
 import numpy as np
 
-from glimpse_train import canon, onepass_export
+from glimpse_train import canon
 from glimpse_train.chessdata import MOVE_TO_ACTION, tokenize
-from glimpse_train.onepass_model import MAVConfig, init_params, jax_forward, numpy_forward
+from glimpse_train.kinds import multi_action_value as mav
+from glimpse_train.kinds.multi_action_value import MAVConfig, init_params, jax_forward, numpy_forward
 
 FENS = ["rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1",
         "r3k2r/pppq1ppp/2n5/3pP3/8/8/PPP2PPP/R3K2R w Kq d6 0 9",
@@ -66,15 +67,15 @@ def test_numpy_jax_onnx_agree(tmp_path):
                             jnp.asarray(actions, jnp.int32))
     assert np.abs(lp_np - np.asarray(lp_j)).max() < 1e-4
     path = str(tmp_path / "c.onnx")
-    onepass_export.export(params, cfg, path)
-    assert onepass_export.verify(params, cfg, path, tokens, actions) < 1e-4
+    mav.export(params, cfg, path)
+    assert mav.verify(params, cfg, path, tokens, actions) < 1e-4
     # mirror twins through ONNX: same outputs
     boards, _, _ = inputs(FENS)
     twins = [b.mirror().fen() for b in boards]
     _, t2, _ = inputs(twins)
     a2 = np.asarray([[canon.MIRROR[a] if a else 0 for a in row] for row in actions])
     a2[actions == 0] = 0
-    from glimpse_train.onnx_export import ort_session
+    from glimpse_train.onnx_graph import ort_session
 
     s = ort_session(path)
     o1 = s.run(["log_probs", "value"], {"tokens": tokens, "actions": actions})
@@ -89,7 +90,7 @@ def test_policy_and_wdl_heads_export_import_and_train(tmp_path):
     import jax.numpy as jnp
 
     from glimpse_train.onnx_import import import_onepass
-    from glimpse_train.onepass_model import numpy_outputs, jax_outputs
+    from glimpse_train.kinds.multi_action_value import numpy_outputs, jax_outputs
 
     cfg = MAVConfig(layers=1, dim=16, heads=2, canonical=True, policy_dim=8, wdl_head=True)
     rng = np.random.default_rng(1)
@@ -101,8 +102,8 @@ def test_policy_and_wdl_heads_export_import_and_train(tmp_path):
     assert set(want) == {"log_probs", "value", "policy", "wdl"}
     assert all(np.abs(want[k] - np.asarray(got[k])).max() < 1e-4 for k in want)
     path = str(tmp_path / "h.onnx")
-    onepass_export.export(params, cfg, path)
-    assert onepass_export.verify(params, cfg, path, tokens, actions) < 1e-4
+    mav.export(params, cfg, path)
+    assert mav.verify(params, cfg, path, tokens, actions) < 1e-4
     back, cfg2 = import_onepass(path)
     assert cfg2.policy_dim == 8 and cfg2.wdl_head
     assert max(float(np.abs(back[k] - params[k]).max()) for k in params) < 1e-5

@@ -1,0 +1,86 @@
+"""Tokenizer and action table against the golden files, label parsing and the cp → win prob → bucket maths."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import os
+
+import chess
+import numpy as np
+
+from glimpse_train.chessdata import (ACTIONS, BUCKET_CENTRES, MOVE_TO_ACTION, bucket_of, canonical_fen, parse_score,
+                                     tokenize, win_prob)
+from glimpse_train.trainloop import soft_targets
+
+
+def test_tokenizer_golden(shared):
+    n = 0
+    with open(os.path.join(shared, "golden", "tokenizer_golden.jsonl")) as f:
+        for line in f:
+            r = json.loads(line)
+            assert tokenize(r["fen"]).tolist() == r["tokens"], r["id"]
+            assert canonical_fen(r["fen"]) == r["board_fen"] or "python_chess_status" in r, r["id"]
+            want_canon = r.get("tokens_of_board_fen", r["tokens"])
+            if "python_chess_status" not in r:
+                assert tokenize(canonical_fen(r["fen"])).tolist() == want_canon, r["id"]
+            board = chess.Board(r["fen"])
+            moves = {m.uci(): MOVE_TO_ACTION[m.uci()] for m in board.legal_moves}
+            assert moves == r["moves"], r["id"]
+            n += 1
+    assert n > 0
+    with open(os.path.join(shared, "golden", "tokenizer_errors.jsonl")) as f:
+        for line in f:
+            r = json.loads(line)
+            try:
+                tokenize(r["fen"])
+            except ValueError:
+                continue
+            raise AssertionError(f"tokenizer accepted {r['fen']!r}")
+    vocab = json.load(open(os.path.join(shared, "golden", "tokenizer_vocab.json")))
+    chars = vocab.get("vocab") or vocab.get("characters") or vocab.get("index_to_char")
+    if isinstance(chars, list):
+        from glimpse_train.chessdata import VOCAB_CHARS
+
+        assert "".join(chars) == VOCAB_CHARS
+
+
+def test_action_table(shared):
+    want = open(os.path.join(shared, "golden", "actions.txt")).read().split()
+    assert ACTIONS == want, "action table differs from actions.txt"
+    spots = {"a1b1": 0, "e1c1": 99, "e1g1": 102, "g1f3": 169, "e2e4": 317, "e8c8": 1711, "e8g8": 1714,
+             "a2a1q": 1792, "a7a8q": 1880, "e7e8q": 1924, "h7g8n": 1967, "a7a8": 1399}
+    for m, i in spots.items():
+        assert MOVE_TO_ACTION[m] == i, m
+
+
+def test_label_maths(shared):
+    from glimpse_train.data import parse_line, score_key
+
+    assert abs(win_prob(0) - 0.5) < 1e-12
+    assert abs(win_prob(100) - 1 / (1 + math.exp(-0.368208))) < 1e-12
+    assert parse_score("M3") == 1.0 and parse_score("M-1") == 0.0
+    # inverse formula round trip
+    for cp in (-900, -35, 0, 12, 480):
+        p = win_prob(cp)
+        assert abs(math.log(p / (1 - p)) / 0.00368208 - cp) < 1e-6
+    # bucket = searchsorted(edges, p, 'left'): an exact edge belongs to the lower bucket
+    assert bucket_of(0.0) == 0 and bucket_of(1.0) == 127 and bucket_of(0.5) == 63
+    assert bucket_of(1 / 128) == 0 and bucket_of(1 / 128 + 1e-9) == 1 and bucket_of(0.999) == 127
+    assert abs(BUCKET_CENTRES[0] - 0.5 / 128) < 1e-15 and abs(BUCKET_CENTRES[-1] - 127.5 / 128) < 1e-15
+    assert int(bucket_of(win_prob(0))) == 63
+    fen, moves = parse_line("8/8/8/8/8/8/6k1/4K2R w K - 0 1\te1g1=M2 h1h2=-35 e1d1=0\n")
+    assert fen.endswith("0 1") and moves[0] == ("e1g1", "M2") and moves[1] == ("h1h2", "-35")
+    assert score_key("M1") > score_key("M2") > score_key("9000") > score_key("-9000") > score_key("M-2") > score_key("M-1")
+    t = soft_targets(np.asarray([0.5, 0.0, 1.0, 0.3]), 128, 0.75)
+    assert t.shape == (4, 128) and np.allclose(t.sum(1), 1, atol=1e-6)
+    assert t[0].argmax() in (63, 64) and t[1].argmax() == 0 and t[2].argmax() == 127
+    h = soft_targets(np.asarray([0.3]), 128, 0.0)
+    assert h[0, int(bucket_of(0.3))] == 1.0 and h.sum() == 1.0
+    # first line of the shared labels parses and covers every legal move
+    lf = os.path.join(shared, "data", "labels")
+    files = sorted(x for x in os.listdir(lf) if x.endswith(".tsv.gz"))
+    with gzip.open(os.path.join(lf, files[0]), "rt") as f:
+        fen, moves = parse_line(f.readline())
+    assert {m for m, _ in moves} == {m.uci() for m in chess.Board(fen).legal_moves}

@@ -1,0 +1,110 @@
+"""The one-pass kind (``kinds/multi_action_value.py``):
+
+1. square/token tables (a8 → 2, h1 → 65, castling and promotions by their squares), numpy vs JAX forward,
+   padding invariance, the cost split (head ≪ trunk at the 9M size);
+2. position grouping of the dataset (every labelled move of a position in its row, masks, targets);
+3. smoke training (a few steps, resume), ``export.py`` (registry dispatch; the kind in metadata, ORT vs JAX
+   ≤ 1e-4), ``evaluate.py`` (the one-pass policy picked from the file) and the policy's position grouping.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import chess
+import numpy as np
+import pytest
+from conftest import TINY_POSITIONS
+
+from glimpse_train.chessdata import MOVE_TO_ACTION
+from glimpse_train.kinds import multi_action_value as mav
+from glimpse_train.onnx_graph import onnx_meta
+
+
+def test_tables():
+    a = MOVE_TO_ACTION
+    assert mav.FROM_TOKEN[a["a8b8"]] == 2 and mav.TO_TOKEN[a["a8b8"]] == 3
+    assert mav.FROM_TOKEN[a["h1h2"]] == 65 and mav.TO_TOKEN[a["h1h2"]] == 57
+    assert (mav.FROM_TOKEN[a["e1g1"]], mav.TO_TOKEN[a["e1g1"]]) == (2 + 56 + 4, 2 + 56 + 6)
+    for pc in "qrbn":  # promotions differ only by the action id
+        assert mav.FROM_TOKEN[a["e7e8" + pc]] == 2 + 8 + 4 and mav.TO_TOKEN[a["e7e8" + pc]] == 2 + 4
+
+
+def test_forward_numpy_vs_jax_and_padding():
+    import jax.numpy as jnp
+
+    cfg = mav.MAVConfig(layers=2, dim=32, heads=4, head_dim=16, head_hidden=24, attn_bias=True, head_global=True)
+    p = mav.perturbed_params(cfg, 7)
+    rng = np.random.default_rng(1)
+    tok = np.zeros((2, 78), np.int64)
+    tok[:, 1:] = rng.integers(0, 31, (2, 77))
+    act = rng.integers(0, 1968, (2, 9))
+    ref, rv = mav.numpy_forward(p, cfg, tok, act)
+    jp = {k: jnp.asarray(v) for k, v in p.items()}
+    lp, v = mav.jax_forward(jp, cfg, jnp.asarray(tok, jnp.int32), jnp.asarray(act, jnp.int32))
+    d = max(float(np.abs(np.asarray(lp) - ref).max()), float(np.abs(np.asarray(v) - rv).max()))
+    assert d < 1e-4, d
+    padded = np.concatenate([act, act[:, :3] * 0], 1)
+    lp2, _ = mav.jax_forward(jp, cfg, jnp.asarray(tok, jnp.int32), jnp.asarray(padded, jnp.int32))
+    assert float(np.abs(np.asarray(lp2)[:, :9] - np.asarray(lp)).max()) < 1e-6
+
+
+def test_cost_split():
+    cs = mav.cost_split(mav.MAVConfig(layers=8, dim=256, heads=8))
+    assert cs["head_share_35_moves"] < 0.05, cs
+
+
+def test_smoke_train_export_eval(tiny_ds, in_run_folder, shared):
+    from glimpse_train import evaluate, export
+
+    ds = tiny_ds
+    pd = mav.PositionData(ds)
+    assert len(pd.train_pos) + len(pd.val_pos) == len(ds.states) and len(pd.val_pos) > 0
+    tokens, actions, mask, rows = pd.batch(pd.train_pos[:5])
+    assert tokens.shape == (5, 78) and (tokens[:, 0] == 0).all() and actions.shape[1] % 16 == 0
+    for i, p in enumerate(pd.train_pos[:5]):
+        want = set(np.flatnonzero(ds.row_pos == p).tolist())
+        assert set(rows[i][mask[i]].tolist()) == want
+        assert (tokens[i, 1:] == ds.states[p]).all() and (actions[i][~mask[i]] == 0).all()
+    cfg = mav.MAVTrainConfig(layers=1, dim=32, heads=2, batch=8, steps=12, lr=3e-3, warmup=2, eval_every=6,
+                             eval_positions=32, ckpt_seconds=1e9, max_positions=TINY_POSITIONS)
+    run = os.path.join("runs", "run")
+    os.makedirs(run)
+    json.dump(cfg.__dict__, open(os.path.join(run, "config.json"), "w"))
+    tr = mav.MAVTrainer(cfg, run, ds, log=lambda *_: None)
+    t, v = tr.targets(rows, mask)
+    assert np.allclose(t[mask].sum(-1), 1, atol=1e-5) and (t[~mask] == 0).all() and np.allclose(v.sum(-1), 1, atol=1e-5)
+    cfg.steps = 6
+    assert tr.run()["step"] == 6
+    cfg.steps = 12
+    assert tr.run()["step"] == 12  # resumed
+    recs = [json.loads(x) for x in open(os.path.join(run, "log.jsonl"))]
+    assert [r["step"] for r in recs] == [6, 12] and all(np.isfinite(r["val_loss"]) for r in recs)
+    # make export: the registry picks the kind from config.json
+    with pytest.raises(SystemExit) as e:
+        export.main(["--run", "run", "--shared", shared])
+    assert e.value.code == 0
+    info = json.load(open(os.path.join(run, "export.json")))
+    assert info["kind"] == "multi_action_value" and info["step"] == 12 and info["max_abs_diff"] < 1e-4
+    params, mcfg, step = mav.load_run(run)
+    assert step == 12
+    path = os.path.join(run, "model.onnx")
+    meta = onnx_meta(path)
+    assert meta["glimpse.kind"] == "multi_action_value" and meta["glimpse.buckets"] == "128"
+    assert int(meta["glimpse.params"]) == sum(v.size for v in params.values())
+    tokens, actions, _, _ = pd.batch(pd.val_pos)
+    diff = mav.verify(params, mcfg, path, tokens, actions)
+    assert diff < 1e-4, diff
+    # make evaluate: the policy comes from the file's glimpse.kind
+    evaluate.main(["--run", "run", "--shared", shared, "--puzzles", "3"])
+    rep = json.load(open(os.path.join(run, "eval", "report.json")))
+    assert 0 <= rep["action_accuracy"] <= 1 and -1 <= rep["kendall_tau"] <= 1 and np.isfinite(rep["val_loss"])
+    assert rep["puzzles"] == 3
+    pol = mav.MAVPolicy(path, positions_per_run=3)
+    # the grouped policy gives the same log-probs as one position at a time
+    rows_av = ds.tokens(ds.val_rows)
+    grouped = pol.win_probs_batch(rows_av)
+    single = mav.MAVPolicy(path, positions_per_run=1).win_probs_batch(rows_av)
+    assert np.abs(grouped - single).max() < 1e-5
+    assert pol.choose(chess.Board()) in chess.Board().legal_moves
