@@ -435,7 +435,9 @@ class Campaign:
             cyc = self.state["cycle"]
             t0 = time.time()
             self.log(f"=== cycle {cyc}: store {self.store.totals()}")
-            if self.cfg.label_minutes > 0:
+            if self.cfg.label_minutes > 0 and self.state.get("labelled_cycle") == cyc:
+                self.log(f"label: cycle {cyc} already labelled before the restart; training")
+            elif self.cfg.label_minutes > 0:
                 # Ray runs only while labelling: its idle workers cost ~10 % of a core each while training.
                 raylabel.ray_init(self.cfg.workers, self.log)
                 self.stop.install()
@@ -444,6 +446,8 @@ class Campaign:
                 finally:
                     raylabel.ray_shutdown()
                 self.log(f"label: {n} positions labelled; store {self.store.totals()}")
+                if not self.stop():
+                    self.state["labelled_cycle"] = cyc
                 save_state(self.state_path, self.state)
             if self.stop():
                 break
@@ -491,7 +495,7 @@ class HeldOut:
 def policy_accuracy(onnx_path: str, held: "HeldOut", per_run: int = 256) -> float | None:
     """Share of held-out positions where the argmax of the net's ``policy`` output (Lc0-style head) is a
     Stockfish-best move; ``None`` when the net has no policy output."""
-    from .onnx_export import ort_session
+    from .onnx_graph import ort_session
 
     sess = ort_session(onnx_path)
     if "policy" not in [o.name for o in sess.get_outputs()]:

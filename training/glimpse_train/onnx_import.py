@@ -1,4 +1,4 @@
-"""Read a one-pass (``multi_action_value``) ONNX file written by ``onepass_export`` back into training
+"""Read a one-pass (``multi_action_value``) ONNX file written by ``kinds.multi_action_value`` back into training
 parameters, so that the committed ONNX file is the checkpoint a fresh machine resumes training from.
 
 Inverts the exporter's folds: √D out of the token embedding, 1/√(D/H) out of W_Q, the fused QKV and

@@ -176,7 +176,7 @@ def _tiny_campaign(tmp_path, run="t"):
 
 
 def test_resume_from_committed_onnx(tmp_path):
-    from glimpse_train.kinds import multi_action_value as onepass_export
+    from glimpse_train.kinds import multi_action_value as mav_kind
     from glimpse_train.kinds.multi_action_value import MAVConfig, init_params
     from glimpse_train.onnx_import import import_onepass
 
@@ -187,7 +187,7 @@ def test_resume_from_committed_onnx(tmp_path):
     mcfg = MAVConfig(layers=1, dim=16, heads=2, head_dim=16, head_hidden=32, attn_bias=True, head_global=True)
     rng = np.random.default_rng(3)
     params = {k: (v + rng.normal(0, 0.05, v.shape)).astype(np.float32) for k, v in init_params(mcfg, 0).items()}
-    onepass_export.export(params, mcfg, c.checkpoint_onnx)
+    mav_kind.export(params, mcfg, c.checkpoint_onnx)
     back, cfg2 = import_onepass(c.checkpoint_onnx)
     assert cfg2.layers == 1 and cfg2.attn_bias and max(float(np.abs(back[k] - params[k]).max()) for k in params) < 1e-6
     a = tmp_path / "a.tsv.gz"
