@@ -8,7 +8,8 @@ CONFIG ?= smoke
 RUN ?= $(CONFIG)
 STEPS ?=
 TRAIN_ARGS ?=
-PUZZLES ?= 1000
+# PUZZLES is also `make puzzles`' CSV path (mk/measure.mk, read first): a path there means the default count.
+EVAL_PUZZLES = $(if $(filter %.csv,$(PUZZLES)),1000,$(or $(PUZZLES),1000))
 LABEL_POSITIONS ?= 200
 LABEL_DEPTH ?= 8
 LABEL_NODES ?=
@@ -42,7 +43,7 @@ export: $(VENV_STAMP)
 ## Metrics of the exported model through onnxruntime -> training/runs/$(RUN)/eval/
 evaluate: $(VENV_STAMP)
 	$(TRAIN_PY) -m glimpse_train.evaluate --shared $(ABS_SHARED) --run $(RUN) --model ../$(EXPORT_OUT) \
-	  --puzzles $(PUZZLES)
+	  --puzzles $(EVAL_PUZZLES)
 
 ## Fast checks of the Python pipeline under pytest (training/tests/): tokenizer, actions, labels, the kind registry,
 ## per kind numpy vs JAX and a smoke train + resume + export + evaluate. Other files add theirs as prerequisites
