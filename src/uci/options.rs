@@ -5,6 +5,7 @@
 //! error and the previous value is kept.
 
 use crate::model::Backend;
+use crate::model::LoadKey;
 use crate::search::mcts::MctsParams;
 
 /// Name of the network-file option; `<embedded>` selects the net built into the binary.
@@ -56,7 +57,7 @@ pub const DRAW_SCORE: &str = "DrawScore";
 pub const HASH: &str = "Hash";
 
 /// The value written for the embedded net.
-pub const EMBEDDED: &str = "<embedded>";
+pub const EMBEDDED: &str = crate::model::slot::EMBEDDED;
 
 /// The type, default and range of an option.
 #[derive(Debug, Clone, PartialEq)]
@@ -277,8 +278,8 @@ pub struct Settings {
     pub seed: u64,
     /// `LogFile`; `None` when empty.
     pub log_file: Option<String>,
-    /// `SearchMode` is `mcts`.
-    pub mcts: bool,
+    /// `SearchMode`: the registered search to use (`searchless`, `mcts`; `crate::search::MODES`).
+    pub search_mode: String,
     /// `Hash` in MB (MCTS evaluation cache).
     pub hash_mb: usize,
     /// `MopUp`: the bare-king rule in MCTS.
@@ -286,6 +287,17 @@ pub struct Settings {
     /// MCTS parameters (`CPuct`, `CPuctBase`, `FpuReduction`, `PolicyTemperature`,
     /// `PolicyTopK`, `PolicyUniformMix`, `MinibatchSize`, `DrawScore`).
     pub mcts_params: MctsParams,
+}
+
+impl Settings {
+    /// Which network these settings select.
+    pub fn load_key(&self) -> LoadKey {
+        LoadKey {
+            weights: self.weights_file.clone(),
+            backend: self.backend,
+            threads: self.threads,
+        }
+    }
 }
 
 /// Declarations plus current values.
@@ -426,7 +438,7 @@ impl Options {
             } else {
                 Some(log.to_string())
             },
-            mcts: self.text(SEARCH_MODE) == "mcts",
+            search_mode: self.text(SEARCH_MODE).to_string(),
             hash_mb: self.int(HASH).max(1) as usize,
             mop_up: self.bool(MOP_UP),
             mcts_params: MctsParams {
