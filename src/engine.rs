@@ -219,7 +219,7 @@ impl Engine {
         };
         let canonical = decl.name;
         let raw = value.unwrap_or("").trim();
-        if canonical == options::WEIGHTS_FILE
+        if canonical == options::WEIGHTS_FILE.name
             && !options::is_embedded_name(raw)
             && !Path::new(raw).is_file()
         {
@@ -228,7 +228,7 @@ impl Engine {
             ));
             return;
         }
-        if canonical == options::LOG_FILE {
+        if canonical == options::LOG_FILE.name {
             let path = (!raw.is_empty() && raw != "<empty>").then_some(raw);
             if let Err(e) = self.out.set_log(path) {
                 self.out.error(&format!("option LogFile: {e}"));
@@ -237,10 +237,10 @@ impl Engine {
         }
         match self.options.set(name, value) {
             Ok(changed) => {
-                if changed.name == options::SEED {
+                if changed.name == options::SEED.name {
                     self.rng = Rng::new(self.options.settings().seed);
                 }
-                if changed.name == options::CHESS960 && changed.differs {
+                if changed.name == options::CHESS960.name && changed.differs {
                     let (start, moves) = self.position.clone();
                     self.set_position(start, moves);
                 }

@@ -63,20 +63,45 @@ pub struct MctsParams {
     pub draw_score: f32,
 }
 
+/// MCTS defaults, in one place: [`MctsParams::default`] and the UCI option table read them.
+/// AlphaZero's c_init/c_base; seed 004's τ = 0.1, k = 5, ε = 0.05; FPU reduction 0.3 as Lc0's
+/// default scaled to [0, 1] values (Lc0 uses 0.33 on [−1, 1]: ≈ 0.16; a stronger reduction suits
+/// the sharp priors here).
+pub mod defaults {
+    /// `CPuct`.
+    pub const C_PUCT: f64 = 1.25;
+    /// `CPuctBase`.
+    pub const C_PUCT_BASE: f64 = 19652.0;
+    /// `FpuReduction`.
+    pub const FPU_REDUCTION: f64 = 0.3;
+    /// `PolicyTemperature`.
+    pub const POLICY_TEMPERATURE: f64 = 0.1;
+    /// `PolicyTopK`.
+    pub const POLICY_TOP_K: i64 = 5;
+    /// `PolicyUniformMix`.
+    pub const POLICY_UNIFORM_MIX: f64 = 0.05;
+    /// `MinibatchSize`.
+    pub const MINIBATCH: i64 = 16;
+    /// `DrawScore` (Lc0 scale, −100…100).
+    pub const DRAW_SCORE: i64 = 0;
+    /// `MopUp`.
+    pub const MOP_UP: bool = true;
+    /// `Hash` (MB).
+    pub const HASH_MB: i64 = 64;
+}
+
 impl Default for MctsParams {
-    /// AlphaZero's c_init/c_base; seed 004's τ = 0.1, k = 5, ε = 0.05; FPU reduction 0.3 as Lc0's
-    /// default scaled to [0, 1] values (Lc0 uses 0.33 on [−1, 1]: ≈ 0.16; a stronger reduction
-    /// suits the sharp priors here).
+    /// The values of [`defaults`].
     fn default() -> MctsParams {
         MctsParams {
-            c_puct: 1.25,
-            c_puct_base: 19652.0,
-            fpu_reduction: 0.3,
-            policy_temperature: 0.1,
-            policy_top_k: 5,
-            policy_uniform_mix: 0.05,
-            minibatch: 16,
-            draw_score: 0.0,
+            c_puct: defaults::C_PUCT as f32,
+            c_puct_base: defaults::C_PUCT_BASE as f32,
+            fpu_reduction: defaults::FPU_REDUCTION as f32,
+            policy_temperature: defaults::POLICY_TEMPERATURE as f32,
+            policy_top_k: defaults::POLICY_TOP_K as usize,
+            policy_uniform_mix: defaults::POLICY_UNIFORM_MIX as f32,
+            minibatch: defaults::MINIBATCH as usize,
+            draw_score: defaults::DRAW_SCORE as f32 / 200.0,
         }
     }
 }
