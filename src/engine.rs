@@ -21,7 +21,7 @@ use crate::model::{ModelInfo, NetworkSlot, Note, SharedNetwork};
 use crate::search::analysis::analyse;
 use crate::search::{self, Search, SearchRequest};
 use crate::time::TimeManager;
-use crate::uci::display::{board_diagram, eval_table};
+use crate::uci::display::{self, eval_table};
 use crate::uci::options::{self, Options};
 use crate::uci::{self, Command, GoParams, StartPosition};
 use parking_lot::Mutex;
@@ -343,16 +343,7 @@ impl Engine {
     }
 
     fn display(&self) {
-        let mut text = board_diagram(&self.game.fen());
-        text.push_str(&format!("\nFen: {}\n", self.game.fen()));
-        text.push_str(&format!("Legal moves: {}\n", self.game.legal_moves().len()));
-        match &*self.model_info.lock() {
-            Some(i) => text.push_str(&format!(
-                "Model: {} | {:?} | {} buckets | seq {} | outputs {} | backend {:?} | {}",
-                i.source, i.kind, i.buckets, i.seq_len, i.outputs, i.backend, i.description
-            )),
-            None => text.push_str("Model: not loaded yet (loads at isready or go)"),
-        }
+        let text = display::position_report(&self.game, self.model_info.lock().as_ref());
         self.out.info_string(&text);
     }
 

@@ -3,6 +3,7 @@
 
 use crate::game::Game;
 use crate::model::buckets::win_prob_to_cp;
+use crate::model::ModelInfo;
 use crate::search::analysis::{gives_mate, ranked, Analysis};
 
 /// An ASCII board from a FEN's placement field (white at the bottom).
@@ -25,6 +26,21 @@ pub fn board_diagram(fen: &str) -> String {
     s.push_str(sep);
     s.push_str("\n   a   b   c   d   e   f   g   h");
     s
+}
+
+/// The `d` report: board, FEN (python-chess convention), number of legal moves, loaded model.
+pub fn position_report(game: &Game, model: Option<&ModelInfo>) -> String {
+    let mut text = board_diagram(&game.fen());
+    text.push_str(&format!("\nFen: {}\n", game.fen()));
+    text.push_str(&format!("Legal moves: {}\n", game.legal_moves().len()));
+    match model {
+        Some(i) => text.push_str(&format!(
+            "Model: {} | {:?} | {} buckets | seq {} | outputs {} | backend {:?} | {}",
+            i.source, i.kind, i.buckets, i.seq_len, i.outputs, i.backend, i.description
+        )),
+        None => text.push_str("Model: not loaded yet (loads at isready or go)"),
+    }
+    text
 }
 
 /// The `eval` table: every legal move by descending win probability.
