@@ -358,3 +358,7 @@ impl<A: Algorithm> Worker<A> {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "runner_tests.rs"]
+mod tests;
