@@ -10,10 +10,11 @@
 pub mod matmul;
 pub mod mcts;
 
-use crate::engine::{eval_table, load_model, LoadKey};
 use crate::game::Game;
+use crate::model::slot::{load_model, LoadKey};
 use crate::model::{Backend, Model, RuntimeConfig};
-use crate::search::searchless;
+use crate::search::analysis as searchless;
+use crate::uci::display::eval_table;
 use crate::uci::options::default_threads;
 use clap::Args;
 use std::time::Instant;
@@ -97,7 +98,7 @@ impl NetArgs {
         for w in warnings {
             eprintln!("glimpse: {w}");
         }
-        Ok((model?, key))
+        Ok((model.map_err(|e| e.to_string())?, key))
     }
 }
 

@@ -1,93 +1,42 @@
-//! Engine facade: game, options, model handle and search worker.
+//! Engine facade: the game, the options, the network slot and the current search.
 //!
 //! Threading and ownership: the caller's thread (the stdin reader) owns [`Engine`]: the game, the
-//! options and the random generator. It parses each line into a typed command and acts on it; it
-//! never runs the network. A worker thread ([`worker`]) owns the model and runs loads, `eval` and
-//! searches in order. While a search runs, the reader keeps answering `isready` at once and
-//! forwards `stop`/`ponderhit`, so `go` never blocks the protocol. All output goes through one
-//! [`Out`] so stdout carries UCI only.
+//! options and the random generator. It parses each line into a typed command and acts on it. It
+//! never runs a search itself: `go` hands a [`SearchRequest`] to the current `Box<dyn Search>`
+//! (made by [`search::create`] from `SearchMode`), which runs on its own thread and answers
+//! through its sink; `stop` and `ponderhit` are forwarded and return at once. The network
+//! ([`SharedNetwork`]) is loaded by the engine for `isready` and `eval` only while no search is in
+//! flight, so `isready` is always answered at once during a search. All output goes through one
+//! [`Out`] so stdout carries UCI only. [`Engine::handle_line`] is the engine thread's one panic
+//! boundary.
 
-mod sink;
-pub mod worker;
+mod rng;
 
-pub use sink::Out;
+pub use crate::uci::out::Out;
+pub use rng::Rng;
 
 use crate::game::Game;
-use crate::model::{Backend, Model, ModelInfo, RuntimeConfig};
-use crate::search::searchless::Analysis;
-use crate::time;
-use crate::uci::options::{self, Options, Settings};
-use crate::uci::output::BestMove;
+use crate::model::runtime::panic_message;
+use crate::model::{ModelInfo, NetworkSlot, Note, SharedNetwork};
+use crate::search::analysis::analyse;
+use crate::search::{self, Search, SearchRequest};
+use crate::time::TimeManager;
+use crate::uci::display::{self, eval_table};
+use crate::uci::options::{self, Options};
 use crate::uci::{self, Command, GoParams, StartPosition};
-use crate::weights;
-use crossbeam_channel::{unbounded, Sender};
 use parking_lot::Mutex;
 use shakmaty::{Color, Move, Position};
 use std::io::BufRead;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use worker::{Job, SearchJob, SearchShared, Signal, Worker};
 
 /// The standard start position.
 pub const STARTPOS_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 
 /// How long `quit` waits for a running network pass before the process exits anyway.
 pub const SHUTDOWN_WAIT: Duration = Duration::from_secs(2);
-
-/// Which model to load: the options that decide it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LoadKey {
-    /// File, or `None` for the embedded net.
-    pub weights: Option<String>,
-    /// Execution provider.
-    pub backend: Backend,
-    /// ORT intra-op threads.
-    pub threads: usize,
-}
-
-impl LoadKey {
-    /// The key for the current options.
-    pub fn from_settings(s: &Settings) -> LoadKey {
-        LoadKey {
-            weights: s.weights_file.clone(),
-            backend: s.backend,
-            threads: s.threads,
-        }
-    }
-}
-
-/// Loads the model a [`LoadKey`] names (the embedded net or a file).
-///
-/// # Errors
-/// No embedded net, missing or corrupt file, no ONNX Runtime, contract mismatch (message text).
-pub fn load_model(key: &LoadKey, warnings: &mut Vec<String>) -> Result<Model, String> {
-    let cfg = RuntimeConfig {
-        backend: key.backend,
-        intra_threads: key.threads.max(1),
-    };
-    let result = match &key.weights {
-        None => match weights::embedded() {
-            Some(bytes) => Model::load_bytes(bytes, options::EMBEDDED, &cfg, warnings),
-            None => return Err(weights::missing_message()),
-        },
-        Some(path) => Model::load_file(Path::new(path), &cfg, warnings),
-    };
-    result.map_err(|e| e.to_string())
-}
-
-/// The text of a caught panic.
-pub fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "unknown panic".to_string()
-    }
-}
 
 /// Whether the reader loop goes on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,48 +47,6 @@ pub enum Flow {
     Quit,
 }
 
-/// A search that has not necessarily printed `bestmove` yet.
-struct ActiveSearch {
-    shared: Arc<SearchShared>,
-    signals: Sender<Signal>,
-    go: GoParams,
-    white: bool,
-    overhead_ms: u64,
-    fallback: BestMove,
-    pondering: bool,
-}
-
-/// SplitMix64: a small, well-mixed generator for the temperature draw (not cryptographic).
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    /// A generator from `seed`; seed 0 draws from the clock and the process id.
-    pub fn new(seed: u64) -> Rng {
-        if seed != 0 {
-            return Rng(seed);
-        }
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64);
-        Rng(nanos ^ (u64::from(std::process::id()) << 32) ^ 0x9E37_79B9_7F4A_7C15)
-    }
-
-    /// Next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    pub fn next_f64(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
 /// The engine facade, driven by one thread.
 pub struct Engine {
     out: Out,
@@ -147,27 +54,21 @@ pub struct Engine {
     game: Game,
     position: (StartPosition, Vec<String>),
     debug: bool,
-    jobs: Sender<Job>,
-    pending: Arc<AtomicUsize>,
+    net: SharedNetwork,
     model_info: Arc<Mutex<Option<ModelInfo>>>,
-    search: Option<ActiveSearch>,
+    search: Box<dyn Search>,
     rng: Rng,
 }
 
 impl Engine {
-    /// An engine writing to `out`, with its worker thread started and the start position set.
+    /// An engine writing to `out`, with its search thread started and the start position set.
     /// The model is not loaded until `isready`, `go` or `eval`.
     pub fn new(out: Out) -> Engine {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let options = Options::new(cores);
-        let (jobs, rx) = unbounded();
-        let pending = Arc::new(AtomicUsize::new(0));
-        let model_info = Arc::new(Mutex::new(None));
-        let worker = Worker::new(out.clone(), Arc::clone(&model_info), Arc::clone(&pending));
-        std::thread::Builder::new()
-            .name("glimpse-worker".into())
-            .spawn(move || worker.run(rx))
-            .expect("spawning the worker thread");
+        let net = NetworkSlot::shared();
+        let model_info = net.lock().info_handle();
+        let search = Self::make_search(&options.settings().search_mode, &net, &out);
         let rng = Rng::new(options.settings().seed);
         Engine {
             out,
@@ -175,12 +76,19 @@ impl Engine {
             game: Game::startpos(),
             position: (StartPosition::StartPos, Vec::new()),
             debug: false,
-            jobs,
-            pending,
+            net,
             model_info,
-            search: None,
+            search,
             rng,
         }
+    }
+
+    fn make_search(mode: &str, net: &SharedNetwork, out: &Out) -> Box<dyn Search> {
+        search::create(mode, Arc::clone(net), out.clone()).unwrap_or_else(|| {
+            out.error(&format!("unknown search mode '{mode}'; using searchless"));
+            search::create("searchless", Arc::clone(net), out.clone())
+                .expect("searchless is registered")
+        })
     }
 
     /// Reads lines until `quit` or end of input. Invalid UTF-8 is replaced, not fatal.
@@ -206,14 +114,10 @@ impl Engine {
         self.shutdown();
     }
 
-    /// Stops a running search and waits (at most [`SHUTDOWN_WAIT`]) for the worker to finish,
+    /// Stops a running search and waits (at most [`SHUTDOWN_WAIT`]) for its thread to finish,
     /// so the process does not exit while ONNX Runtime is mid-run.
     pub fn shutdown(&mut self) {
-        self.stop_search();
-        let deadline = Instant::now() + SHUTDOWN_WAIT;
-        while self.pending.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(2));
-        }
+        self.search.shutdown(SHUTDOWN_WAIT);
     }
 
     /// Acts on one input line. Never panics: a panic in a handler is reported as an error.
@@ -235,7 +139,7 @@ impl Engine {
             Ok(flow) => flow,
             Err(p) => {
                 self.out
-                    .error(&format!("internal error: {}", panic_message(&p)));
+                    .error(&format!("internal error: {}", panic_message(p.as_ref())));
                 Flow::Continue
             }
         }
@@ -263,13 +167,17 @@ impl Engine {
                     self.rng = Rng::new(seed);
                 }
                 self.set_position(StartPosition::StartPos, Vec::new());
-                // The MCTS tree and cache belong to the old game.
-                self.send(Job::NewGame);
+                // The search's state (MCTS tree and cache) belongs to the old game.
+                self.search.new_game();
             }
             Command::Position { start, moves } => self.set_position(start, moves),
             Command::Go(go) => self.go(go),
-            Command::Stop => self.stop_search(),
-            Command::PonderHit => self.ponder_hit(),
+            Command::Stop => self.search.stop(),
+            Command::PonderHit => {
+                if !self.search.ponderhit() {
+                    self.debug_note("ponderhit without a ponder search; ignored");
+                }
+            }
             Command::Quit => return Flow::Quit,
             Command::Display => self.display(),
             Command::Eval => self.eval(),
@@ -283,34 +191,22 @@ impl Engine {
         }
     }
 
-    fn searching(&self) -> bool {
-        self.search
-            .as_ref()
-            .is_some_and(|s| !s.shared.is_answered())
+    /// Prints the network slot's diagnostics.
+    fn report(out: &Out) -> impl FnMut(Note) + '_ {
+        move |n| match n {
+            Note::Info(m) => out.info_string(&m),
+            Note::Error(m) => out.error(&m),
+        }
     }
 
     fn is_ready(&mut self) {
-        if self.pending.load(Ordering::SeqCst) > 0 {
-            // A search or load is running: answer at once (UCI), the worker is alive.
-            self.out.line("readyok");
-            return;
+        if !self.search.busy() {
+            // No search in flight: the network is free to load (the reply waits for it).
+            let key = self.options.settings().load_key();
+            self.net.lock().ensure(&key, &mut Self::report(&self.out));
         }
-        let (tx, rx) = crossbeam_channel::bounded(1);
-        let key = LoadKey::from_settings(&self.options.settings());
-        if self.send(Job::Ensure { key, reply: tx }) {
-            let _ = rx.recv();
-        }
+        // A search or load is running: answer at once (UCI), the search thread is alive.
         self.out.line("readyok");
-    }
-
-    fn send(&mut self, job: Job) -> bool {
-        self.pending.fetch_add(1, Ordering::SeqCst);
-        if self.jobs.send(job).is_err() {
-            self.pending.fetch_sub(1, Ordering::SeqCst);
-            self.out.error("the search worker is gone");
-            return false;
-        }
-        true
     }
 
     fn set_option(&mut self, name: &str, value: Option<&str>) {
@@ -323,7 +219,7 @@ impl Engine {
         };
         let canonical = decl.name;
         let raw = value.unwrap_or("").trim();
-        if canonical == options::WEIGHTS_FILE
+        if canonical == options::WEIGHTS_FILE.name
             && !options::is_embedded_name(raw)
             && !Path::new(raw).is_file()
         {
@@ -332,7 +228,7 @@ impl Engine {
             ));
             return;
         }
-        if canonical == options::LOG_FILE {
+        if canonical == options::LOG_FILE.name {
             let path = (!raw.is_empty() && raw != "<empty>").then_some(raw);
             if let Err(e) = self.out.set_log(path) {
                 self.out.error(&format!("option LogFile: {e}"));
@@ -341,16 +237,16 @@ impl Engine {
         }
         match self.options.set(name, value) {
             Ok(changed) => {
-                if changed.name == options::SEED {
+                if changed.name == options::SEED.name {
                     self.rng = Rng::new(self.options.settings().seed);
                 }
-                if changed.name == options::CHESS960 && changed.differs {
+                if changed.name == options::CHESS960.name && changed.differs {
                     let (start, moves) = self.position.clone();
                     self.set_position(start, moves);
                 }
                 self.debug_note(&format!("{} set", changed.name));
             }
-            Err(e) => self.out.error(&e),
+            Err(e) => self.out.error(&e.to_string()),
         }
     }
 
@@ -405,17 +301,18 @@ impl Engine {
     }
 
     fn go(&mut self, go: GoParams) {
-        if self.searching() {
+        if self.search.searching() {
             self.out
                 .error("go while a search is running: stopping it first");
         }
-        self.stop_search();
+        self.search.stop();
         let settings = self.options.settings();
+        if self.search.name() != settings.search_mode {
+            // The previous search answers before the new one starts.
+            self.search.wait();
+            self.search = Self::make_search(&settings.search_mode, &self.net, &self.out);
+        }
         let searchmoves = self.resolve_searchmoves(&go.searchmoves);
-        let fallback = BestMove {
-            mv: fallback_move(&self.game, &searchmoves),
-            ponder: None,
-        };
         let decay = settings.temp_decay_moves;
         let temperature = if decay == 0 || self.game.position().fullmoves().get() <= decay {
             settings.temperature
@@ -424,229 +321,63 @@ impl Engine {
         };
         let white = self.game.position().turn() == Color::White;
         let start = Instant::now();
-        let budget = time::budget(&go, white, settings.move_overhead_ms);
-        let timed = !go.infinite && !go.ponder;
-        let shared = SearchShared::new(self.out.clone());
-        let (sig_tx, sig_rx) = unbounded();
+        let time = TimeManager::new(&go, white, settings.move_overhead_ms);
         if self.debug {
-            self.out
-                .info_string(&format!("budget {budget:?}, temperature {temperature}"));
+            self.out.info_string(&format!(
+                "budget {:?}, temperature {temperature}",
+                time.budget()
+            ));
         }
-        let job = SearchJob {
-            key: LoadKey::from_settings(&settings),
+        let request = SearchRequest {
+            key: settings.load_key(),
             game: self.game.clone(),
             searchmoves,
+            go,
+            settings,
             temperature,
             u: self.rng.next_f64(),
-            infinite: go.infinite,
-            ponder: go.ponder,
-            optimum_ms: if timed { budget.search_ms() } else { None },
-            ponder_optimum_ms: if go.ponder && !go.infinite {
-                budget.search_ms()
-            } else {
-                None
-            },
-            nodes: go.nodes,
-            depth: go.depth,
-            shared: Arc::clone(&shared),
-            signals: sig_rx,
-            fallback: fallback.clone(),
+            time,
             start,
-            settings: settings.clone(),
         };
-        if !self.send(Job::Search(Box::new(job))) {
-            shared.answer(&[], &fallback);
-            return;
-        }
-        if timed {
-            if let Some(hard) = budget.hard_ms {
-                spawn_watchdog(
-                    Arc::clone(&shared),
-                    start + Duration::from_millis(hard),
-                    fallback.clone(),
-                    self.out.clone(),
-                );
-            }
-        }
-        self.search = Some(ActiveSearch {
-            shared,
-            signals: sig_tx,
-            white,
-            overhead_ms: settings.move_overhead_ms,
-            pondering: go.ponder,
-            go,
-            fallback,
-        });
-    }
-
-    /// Sends `stop` to a running search (it prints its `bestmove`).
-    fn stop_search(&mut self) {
-        if let Some(s) = &self.search {
-            if !s.shared.is_answered() {
-                let _ = s.signals.send(Signal::Stop);
-            }
-        }
-    }
-
-    fn ponder_hit(&mut self) {
-        let Some(s) = self.search.as_mut() else {
-            self.debug_note("ponderhit without a ponder search; ignored");
-            return;
-        };
-        if !s.pondering || s.shared.is_answered() {
-            self.debug_note("ponderhit without a ponder search; ignored");
-            return;
-        }
-        s.pondering = false;
-        let _ = s.signals.send(Signal::PonderHit);
-        if !s.go.infinite {
-            // Our clock runs from now: the same budget, measured from ponderhit.
-            if let Some(hard) = time::budget(&s.go, s.white, s.overhead_ms).hard_ms {
-                let deadline = Instant::now() + Duration::from_millis(hard);
-                spawn_watchdog(
-                    Arc::clone(&s.shared),
-                    deadline,
-                    s.fallback.clone(),
-                    self.out.clone(),
-                );
-            }
-        }
+        self.search.start(request);
     }
 
     fn display(&self) {
-        let mut text = board_diagram(&self.game.fen());
-        text.push_str(&format!("\nFen: {}\n", self.game.fen()));
-        text.push_str(&format!("Legal moves: {}\n", self.game.legal_moves().len()));
-        match &*self.model_info.lock() {
-            Some(i) => text.push_str(&format!(
-                "Model: {} | {:?} | {} buckets | seq {} | outputs {} | backend {:?} | {}",
-                i.source, i.kind, i.buckets, i.seq_len, i.outputs, i.backend, i.description
-            )),
-            None => text.push_str("Model: not loaded yet (loads at isready or go)"),
-        }
+        let text = display::position_report(&self.game, self.model_info.lock().as_ref());
         self.out.info_string(&text);
     }
 
     fn eval(&mut self) {
-        if self.pending.load(Ordering::SeqCst) > 0 {
+        if self.search.busy() {
             self.out
                 .error("eval: the engine is busy with a search; send it after bestmove");
             return;
         }
-        let (tx, rx) = crossbeam_channel::bounded(1);
-        let key = LoadKey::from_settings(&self.options.settings());
-        if !self.send(Job::Eval {
-            key,
-            game: self.game.clone(),
-            reply: tx,
-        }) {
+        let key = self.options.settings().load_key();
+        let mut net = self.net.lock();
+        if !net.ensure(&key, &mut Self::report(&self.out)) {
+            self.out.error("eval: no network loaded");
             return;
         }
-        match rx.recv() {
-            Ok(Ok(r)) => {
-                let mut lines = eval_table(&self.game, &r.analysis, r.chosen);
+        let Some(model) = net.model() else {
+            self.out.error("eval: no network loaded");
+            return;
+        };
+        let t0 = Instant::now();
+        match analyse(model, &self.game, &[]) {
+            Ok(analysis) => {
+                let ms = t0.elapsed().as_secs_f64() * 1e3;
+                let mut lines = eval_table(&self.game, &analysis, analysis.best());
                 lines.push(format!(
-                    "{} evaluations in {:.1} ms ({})",
-                    r.analysis.evals, r.ms, r.info.source
+                    "{} evaluations in {ms:.1} ms ({})",
+                    analysis.evals,
+                    model.info().source
                 ));
                 self.out.info_string(&lines.join("\n"));
             }
-            Ok(Err(e)) => self.out.error(&format!("eval: {e}")),
-            Err(_) => self.out.error("eval: the search worker failed"),
+            Err(e) => self.out.error(&format!("eval: {e}")),
         }
     }
-}
-
-/// Prints the fallback move after `deadline` unless the search answered first.
-fn spawn_watchdog(shared: Arc<SearchShared>, deadline: Instant, fallback: BestMove, out: Out) {
-    let spawned = std::thread::Builder::new()
-        .name("glimpse-watchdog".into())
-        .spawn(move || {
-            if !shared.wait_until(deadline) {
-                out.info_string(
-                    "warning: no network answer within the time budget; playing a fallback move",
-                );
-                shared.answer(&[], &fallback);
-            }
-        });
-    if spawned.is_err() {
-        eprintln!("glimpse: warning: could not start the time watchdog");
-    }
-}
-
-/// A move chosen without the network (time trouble, no model): a mate in one, else the most
-/// valuable capture, else the first legal move. `None` without legal moves.
-pub fn fallback_move(game: &Game, searchmoves: &[Move]) -> Option<String> {
-    let moves = if searchmoves.is_empty() {
-        game.legal_moves()
-    } else {
-        searchmoves.to_vec()
-    };
-    let value =
-        |m: &Move| m.capture().map_or(0, |r| r as u32) * 8 + m.promotion().map_or(0, |r| r as u32);
-    let pick = moves
-        .iter()
-        .find(|m| worker::gives_mate(game, m))
-        .or_else(|| {
-            moves
-                .iter()
-                .max_by_key(|m| value(m))
-                .filter(|m| value(m) > 0)
-        })
-        .or(moves.first())?;
-    Some(game.move_to_uci(pick))
-}
-
-/// An ASCII board from a FEN's placement field (white at the bottom).
-pub fn board_diagram(fen: &str) -> String {
-    let placement = fen.split_whitespace().next().unwrap_or("");
-    let sep = " +---+---+---+---+---+---+---+---+";
-    let mut s = String::new();
-    for (r, rank) in placement.split('/').enumerate() {
-        s.push_str(sep);
-        s.push('\n');
-        let mut row = String::new();
-        for c in rank.chars() {
-            match c.to_digit(10) {
-                Some(n) => (0..n).for_each(|_| row.push_str(" |  ")),
-                None => row.push_str(&format!(" | {c}")),
-            }
-        }
-        s.push_str(&format!("{row} | {}\n", 8 - r));
-    }
-    s.push_str(sep);
-    s.push_str("\n   a   b   c   d   e   f   g   h");
-    s
-}
-
-/// The `eval` table: every legal move by descending win probability.
-pub fn eval_table(game: &Game, analysis: &Analysis, chosen: Option<usize>) -> Vec<String> {
-    let mut lines = vec![format!(
-        "{:<7} {:>6} {:>8} {:>8} {:>6} {:>6}",
-        "move", "action", "win%", "net%", "cp", "bucket"
-    )];
-    for i in worker::ranked(analysis) {
-        let m = &analysis.moves[i];
-        let mark = if Some(i) == chosen { " *" } else { "" };
-        let mate = if worker::gives_mate(game, &m.mv) {
-            " mate"
-        } else {
-            ""
-        };
-        lines.push(format!(
-            "{:<7} {:>6} {:>8.3} {:>8.3} {:>6} {:>6}{mate}{mark}",
-            m.uci,
-            m.action,
-            100.0 * m.win_prob,
-            100.0 * m.raw_win_prob,
-            crate::model::buckets::win_prob_to_cp(f64::from(m.win_prob)),
-            m.bucket_mode
-        ));
-    }
-    if analysis.moves.is_empty() {
-        lines.push("(no legal moves)".into());
-    }
-    lines
 }
 
 /// Runs the UCI loop on stdin/stdout until `quit` or end of input.
@@ -657,81 +388,4 @@ pub fn run_stdio() {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fallback_prefers_mate_then_captures() {
-        let mate = Game::from_fen("6k1/5ppp/8/8/8/1q6/5PPP/3R2K1 w - - 0 1", false).unwrap();
-        assert_eq!(fallback_move(&mate, &[]).as_deref(), Some("d1d8"));
-        let capture = Game::from_fen("4k3/8/8/3q4/8/8/3R4/4K3 w - - 0 1", false).unwrap();
-        assert_eq!(fallback_move(&capture, &[]).as_deref(), Some("d2d5"));
-        let only = capture.parse_uci("e1f1").unwrap();
-        assert_eq!(fallback_move(&capture, &[only]).as_deref(), Some("e1f1"));
-        let stalemate = Game::from_fen("k7/8/1Q6/8/8/8/8/7K b - - 0 1", false).unwrap();
-        assert_eq!(fallback_move(&stalemate, &[]), None);
-    }
-
-    #[test]
-    fn rng_is_reproducible_and_uniform_enough() {
-        let (mut a, mut b) = (Rng::new(42), Rng::new(42));
-        let xs: Vec<f64> = (0..1000).map(|_| a.next_f64()).collect();
-        assert!(xs.iter().all(|&x| (0.0..1.0).contains(&x)));
-        assert_eq!(
-            xs[..5],
-            (0..5).map(|_| b.next_f64()).collect::<Vec<_>>()[..]
-        );
-        let mean = xs.iter().sum::<f64>() / xs.len() as f64;
-        assert!((mean - 0.5).abs() < 0.05, "{mean}");
-        assert_ne!(Rng::new(1).next_u64(), Rng::new(2).next_u64());
-    }
-
-    #[test]
-    fn diagram_has_eight_ranks() {
-        let d = board_diagram(STARTPOS_FEN);
-        assert_eq!(d.lines().filter(|l| l.starts_with(" |")).count(), 8);
-        assert!(d.contains(" | r | n | b | q | k | b | n | r | 8"));
-        assert!(d.ends_with("   a   b   c   d   e   f   g   h"));
-    }
-
-    #[test]
-    fn engine_answers_through_its_output() {
-        #[derive(Clone, Default)]
-        struct Buf(Arc<Mutex<Vec<u8>>>);
-        impl std::io::Write for Buf {
-            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-                self.0.lock().extend_from_slice(b);
-                Ok(b.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        let buf = Buf::default();
-        let mut e = Engine::new(Out::new(Box::new(buf.clone())));
-        assert_eq!(e.handle_line("uci\n"), Flow::Continue);
-        assert_eq!(
-            e.handle_line("position startpos moves e2e4 e7e5"),
-            Flow::Continue
-        );
-        e.handle_line("position startpos moves e2e4 e2e4");
-        assert_eq!(
-            e.game.moves().len(),
-            2,
-            "the rejected command kept the old position"
-        );
-        e.handle_line("setoption name MultiPV value 4");
-        assert_eq!(e.options.settings().multipv, 4);
-        assert_eq!(e.handle_line("quit"), Flow::Quit);
-        let text = String::from_utf8(buf.0.lock().clone()).unwrap();
-        assert!(text.contains("\nuciok\n"), "{text}");
-        assert!(
-            text.contains("info string error: position rejected: move 2 'e2e4'"),
-            "{text}"
-        );
-        assert!(text.lines().all(|l| l.starts_with("id ")
-            || l.starts_with("option ")
-            || l == "uciok"
-            || l.starts_with("info string ")));
-    }
-}
+mod tests;

@@ -18,16 +18,9 @@ use shakmaty::{
 };
 
 /// Errors for bad FENs, impossible positions and illegal or malformed moves.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct GameError(pub String);
-
-impl std::fmt::Display for GameError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for GameError {}
 
 /// A game: start position, moves, and every position since (for repetition rules).
 #[derive(Debug, Clone)]

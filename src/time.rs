@@ -1,12 +1,16 @@
-//! Time management: clock → move budget.
+//! Time management, in one place: clock → move budget → a soft and a hard deadline.
 //!
-//! The searchless policy spends one batched forward pass per move (plus one for a ponder move), so
-//! the budget does not decide how long to think; it bounds how long the engine may take before it
-//! must answer. The engine arms a watchdog with [`TimeBudget::hard_ms`]: if the network has not
-//! answered by then (model still loading, an overloaded machine), a fallback move is played so the
-//! game is never lost on time. `Move Overhead` is kept in reserve for GUI and transport lag.
+//! [`TimeManager`] turns a `go` command into a [`TimeBudget`] and, once the clock runs (at `go`,
+//! or at `ponderhit` for a ponder search), into [`Deadlines`]: the *soft* deadline is when a
+//! search that uses all its time (MCTS) stops and what the searchless policy plans its batches
+//! against; the *hard* deadline is when a move must be on the wire. Searches read the soft
+//! deadline and a stop flag (`search::control`); the one timer ([`arm_hard_limit`]) sets the
+//! stop flag at the hard deadline and sends a fallback move if the network has not answered by
+//! then (model still loading, an overloaded machine), so the game is never lost on time.
+//! `Move Overhead` is kept in reserve for GUI and transport lag.
 
 use crate::uci::GoParams;
+use std::time::{Duration, Instant};
 
 /// How long the engine may take for one move, in milliseconds from the start of the clock
 /// (`go`, or `ponderhit` for a ponder search).
@@ -88,6 +92,109 @@ pub fn budget(go: &GoParams, white: bool, overhead_ms: u64) -> TimeBudget {
             optimum_ms: Some(o1.min(o2)),
             hard_ms: Some(h1.min(h2)),
         },
+    }
+}
+
+/// A search's deadlines, from the instant its clock started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deadlines {
+    /// When the clock started (`go`, or `ponderhit`).
+    pub start: Instant,
+    /// Soft deadline in ms from `start` ([`TimeBudget::search_ms`]); `None` without a limit.
+    pub soft_ms: Option<u64>,
+    /// Hard deadline in ms from `start` ([`TimeBudget::hard_ms`]); `None` without a limit.
+    pub hard_ms: Option<u64>,
+}
+
+impl Deadlines {
+    /// No limit (infinite, pondering before `ponderhit`, node or depth limits only).
+    pub fn none(start: Instant) -> Deadlines {
+        Deadlines {
+            start,
+            soft_ms: None,
+            hard_ms: None,
+        }
+    }
+
+    /// The soft deadline as an instant.
+    pub fn soft(&self) -> Option<Instant> {
+        self.soft_ms
+            .map(|ms| self.start + Duration::from_millis(ms))
+    }
+
+    /// The hard deadline as an instant.
+    pub fn hard(&self) -> Option<Instant> {
+        self.hard_ms
+            .map(|ms| self.start + Duration::from_millis(ms))
+    }
+}
+
+/// The time manager of one `go`: its budget, and the deadlines once the clock runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimeManager {
+    budget: TimeBudget,
+    infinite: bool,
+    ponder: bool,
+}
+
+impl TimeManager {
+    /// The manager for `go` with `white` to move and `overhead_ms` (UCI `Move Overhead`) reserved.
+    pub fn new(go: &GoParams, white: bool, overhead_ms: u64) -> TimeManager {
+        TimeManager {
+            budget: budget(go, white, overhead_ms),
+            infinite: go.infinite,
+            ponder: go.ponder,
+        }
+    }
+
+    /// The move's budget (ms from the clock's start).
+    pub fn budget(&self) -> TimeBudget {
+        self.budget
+    }
+
+    /// Deadlines at `go` time: none under `infinite` or while pondering, else the budget from
+    /// `start`.
+    pub fn at_go(&self, start: Instant) -> Deadlines {
+        if self.infinite || self.ponder {
+            return Deadlines::none(start);
+        }
+        self.from(start)
+    }
+
+    /// Deadlines at `ponderhit` (`now`): the same budget measured from now, none under
+    /// `infinite`.
+    pub fn at_ponderhit(&self, now: Instant) -> Deadlines {
+        if self.infinite {
+            return Deadlines::none(now);
+        }
+        self.from(now)
+    }
+
+    fn from(&self, start: Instant) -> Deadlines {
+        Deadlines {
+            start,
+            soft_ms: self.budget.search_ms(),
+            hard_ms: self.budget.hard_ms,
+        }
+    }
+}
+
+/// The hard-limit timer: a thread that sleeps until `deadline` and then, unless `answered()`
+/// returned true in the meantime (it waits on it), runs `expire`. Returns at once.
+pub fn arm_hard_limit(
+    deadline: Instant,
+    wait_answered: impl FnOnce(Instant) -> bool + Send + 'static,
+    expire: impl FnOnce() + Send + 'static,
+) {
+    let spawned = std::thread::Builder::new()
+        .name("glimpse-hard-limit".into())
+        .spawn(move || {
+            if !wait_answered(deadline) {
+                expire();
+            }
+        });
+    if spawned.is_err() {
+        eprintln!("glimpse: warning: could not start the time watchdog");
     }
 }
 
@@ -231,5 +338,58 @@ mod tests {
             ..go()
         };
         assert_eq!(budget(&g, true, 0).hard_ms, Some(2_000));
+    }
+
+    #[test]
+    fn never_a_budget_beyond_the_clock() {
+        for time in [0i64, 1, 5, 29, 30, 31, 100, 1000, 60_000, 3_600_000] {
+            for inc in [None, Some(0i64), Some(100), Some(10_000)] {
+                for mtg in [None, Some(1u32), Some(2), Some(40), Some(500)] {
+                    for overhead in [0u64, 30, 5000] {
+                        let g = GoParams {
+                            wtime: Some(time),
+                            winc: inc,
+                            movestogo: mtg,
+                            ..go()
+                        };
+                        let b = budget(&g, true, overhead);
+                        let avail = (time as u64).saturating_sub(overhead).max(1);
+                        let (o, h) = (b.optimum_ms.unwrap(), b.hard_ms.unwrap());
+                        assert!(h <= avail, "hard {h} > clock {avail} for {g:?}");
+                        assert!(o <= h, "optimum {o} > hard {h} for {g:?}");
+                        let soft = b.search_ms().unwrap();
+                        assert!(soft <= h.max(1), "soft {soft} > hard {h}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn deadlines_start_with_the_clock() {
+        let g = GoParams {
+            movetime: Some(1000),
+            ponder: true,
+            ..go()
+        };
+        let tm = TimeManager::new(&g, true, 0);
+        let t0 = Instant::now();
+        assert_eq!(
+            tm.at_go(t0),
+            Deadlines::none(t0),
+            "no clock while pondering"
+        );
+        let hit = tm.at_ponderhit(t0);
+        assert_eq!(hit.hard(), Some(t0 + Duration::from_millis(1000)));
+        assert_eq!(hit.soft(), Some(t0 + Duration::from_millis(975)));
+        let inf = TimeManager::new(
+            &GoParams {
+                infinite: true,
+                ..g
+            },
+            true,
+            0,
+        );
+        assert_eq!(inf.at_ponderhit(t0), Deadlines::none(t0));
     }
 }

@@ -10,8 +10,8 @@
 
 use glimpse::game::Game;
 use glimpse::model::buckets::{bucket_centres, expected_value_f64};
-use glimpse::model::{Backend, Model, ModelKind, RuntimeConfig};
-use glimpse::search::searchless::analyse;
+use glimpse::model::{Backend, Model, RuntimeConfig};
+use glimpse::search::analysis::analyse;
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -101,7 +101,7 @@ fn check_batch(model: &mut Model, rows: &[Vec<i64>], want: &[Vec<f32>], tol: f32
 #[test]
 fn action_value_matches_reference() {
     let mut model = load("tiny_av");
-    assert_eq!(model.info().kind, ModelKind::ActionValue);
+    assert_eq!(model.info().kind.as_str(), "action_value");
     assert_eq!((model.info().seq_len, model.info().outputs), (79, 128));
     let centres = bucket_centres(128);
     let recs = read_jsonl("tiny_av_outputs.jsonl");
@@ -161,7 +161,7 @@ fn action_value_matches_reference() {
 #[test]
 fn state_value_matches_reference() {
     let mut model = load("tiny_sv");
-    assert_eq!(model.info().kind, ModelKind::StateValue);
+    assert_eq!(model.info().kind.as_str(), "state_value");
     assert_eq!((model.info().seq_len, model.info().outputs), (78, 128));
     let recs = read_jsonl("tiny_sv_outputs.jsonl");
     let (mut rows, mut want) = (Vec::new(), Vec::new());
@@ -213,7 +213,7 @@ fn state_value_matches_reference() {
 #[test]
 fn behavioral_cloning_matches_reference() {
     let mut model = load("tiny_bc");
-    assert_eq!(model.info().kind, ModelKind::BehavioralCloning);
+    assert_eq!(model.info().kind.as_str(), "behavioral_cloning");
     assert_eq!((model.info().seq_len, model.info().outputs), (78, 1968));
     let recs = read_jsonl("tiny_bc_outputs.jsonl");
     let (mut rows, mut want) = (Vec::new(), Vec::new());
@@ -271,7 +271,7 @@ fn bad_model_files_are_errors() {
         &cfg,
         &mut warnings,
     );
-    assert!(missing.unwrap_err().0.contains("not found"));
+    assert!(missing.unwrap_err().to_string().contains("not found"));
     let corrupt = Model::load_bytes(
         b"definitely not an onnx model",
         "<corrupt>",
@@ -319,7 +319,7 @@ fn mate_in_one_and_searchmoves() {
         assert_eq!(analysis.moves[best].uci, "a1a8", "{name}");
         assert_eq!(analysis.moves[best].win_prob, 1.0);
         assert!(analysis.moves[best].raw_win_prob < 1.0);
-        let chosen = glimpse::search::searchless::choose(&analysis, 1.0, 0.0).unwrap();
+        let chosen = glimpse::search::analysis::choose(&analysis, 1.0, 0.0).unwrap();
         assert_eq!(analysis.moves[chosen].uci, "a1a8", "{name}");
 
         // searchmoves restricts the scored moves; illegal entries are ignored.

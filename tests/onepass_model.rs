@@ -6,9 +6,9 @@
 mod uci_support;
 
 use glimpse::game::Game;
-use glimpse::model::onnx::PAD_ACTION;
-use glimpse::model::{Backend, Model, ModelKind, RuntimeConfig};
-use glimpse::search::searchless::analyse;
+use glimpse::model::PAD_ACTION;
+use glimpse::model::{Backend, Model, RuntimeConfig};
+use glimpse::search::analysis::analyse;
 use serde_json::Value;
 use std::path::PathBuf;
 use uci_support::{bestmove, field, pv_lines, Engine};
@@ -72,7 +72,7 @@ fn max_diff(a: &[f32], b: &[f32]) -> f32 {
 fn contract_and_metadata() {
     let mut m = load();
     let info = m.info().clone();
-    assert_eq!(info.kind, ModelKind::MultiActionValue);
+    assert_eq!(info.kind.as_str(), "multi_action_value");
     assert_eq!((info.seq_len, info.outputs, info.buckets), (78, K, 128));
     assert!(info.gflop_per_eval.is_some_and(|g| g > 0.0), "{info:?}");
     assert!(info.description.contains("multi_action_value"), "{info:?}");

@@ -9,14 +9,15 @@
 
 use super::{fnv1a, BenchArgs, POSITIONS};
 use crate::game::Game;
-use crate::model::Model;
-use crate::search::evaluator::{Evaluator, MopUp, NetEvaluator};
-use crate::search::mcts::{self, EvalCache, Limits, MctsParams, Tree};
+use crate::model::cache::{Cached, EvalCache};
+use crate::model::{Model, Network};
+use crate::search::evaluator::{Evaluator, MopUp};
+use crate::search::mcts::{self, Limits, MctsParams, Tree};
 use std::time::{Duration, Instant};
 
 /// Runs the MCTS bench; returns the process exit code.
 pub fn bench_mcts(args: &BenchArgs, model: &mut Model, games: &[Game]) -> i32 {
-    let mut net = match NetEvaluator::new(model) {
+    let mut net = match Network::new(model) {
         Ok(e) => e,
         Err(e) => {
             eprintln!("glimpse: bench: {e}");
@@ -56,8 +57,7 @@ pub fn bench_mcts(args: &BenchArgs, model: &mut Model, games: &[Game]) -> i32 {
         let t = Instant::now();
         let (reason, progress) = mcts::search(
             &mut tree,
-            &mut cache,
-            &mut evaluator,
+            &mut Cached::new(&mut cache, &mut evaluator),
             &params,
             &mut limits,
             &mut |_, _, _| false,

@@ -1,13 +1,31 @@
-//! Model formats and the ONNX Runtime backend.
+//! The network layer: model formats, the ONNX Runtime backend and the model kinds.
 //!
 //! - [`tokenizer`]: FEN → 77 token ids (the reference's vocabulary and layout).
 //! - [`actions`]: the 1968-move action table (UCI move ↔ action id).
 //! - [`buckets`]: K uniform win-probability buckets, expected value, cp/WDL conversion.
-//! - [`onnx`]: ONNX Runtime discovery, sessions, execution providers, metadata checks.
+//! - [`runtime`]: ONNX Runtime library discovery (once per process).
+//! - [`session`]: one ORT session, execution providers, the model contract checked at load.
+//! - [`kinds`]: one file per model kind (rows in, values out) and the registry by `glimpse.kind`.
+//! - [`backend`]: the [`Evaluator`] interface both searches call, and [`Network`] over a session.
+//! - [`cache`], [`split`]: wrappers around an evaluator (result cache, batch splitting).
+//! - [`slot`]: which network is loaded, loading and warm-up, shared by engine and search.
+//! - [`error`]: the typed [`ModelError`].
 
 pub mod actions;
+pub mod backend;
 pub mod buckets;
-pub mod onnx;
+pub mod cache;
+pub mod error;
+pub mod kinds;
+pub mod runtime;
+pub mod session;
+pub mod slot;
+pub mod split;
 pub mod tokenizer;
 
-pub use onnx::{Backend, Model, ModelError, ModelInfo, ModelKind, RuntimeConfig};
+pub use backend::{EvalRequest, EvalStats, Evaluated, Evaluator, MoveValue, Network};
+pub use error::ModelError;
+pub use kinds::ModelKind;
+pub use runtime::{init_runtime, ORT_LIB_VERSION};
+pub use session::{Backend, Model, ModelInfo, RuntimeConfig, PAD_ACTION};
+pub use slot::{LoadKey, NetworkSlot, Note, SharedNetwork};

@@ -1,11 +1,171 @@
-//! Move choice: the searchless policies of the paper and MCTS/PUCT over the same networks.
+//! Move choice behind one interface, [`Search`]: the searchless policy of the paper and
+//! MCTS/PUCT over the same networks.
 //!
+//! Contract of a [`Search`] (Lc0's `SearchBase`, Stockfish's engine facade):
+//! - [`Search::start`] returns at once; the search runs on its own thread.
+//! - [`Search::stop`] and [`Search::ponderhit`] return at once; the search reads them as flags
+//!   ([`control::Control`]) and answers as soon as it can.
+//! - [`Search::wait`] blocks until the search has printed its `bestmove`.
+//! - Output goes only through the search's [`sink::SearchSink`]: typed `Info` lines and exactly
+//!   one `BestMove` per `go` (a fallback move if the network cannot answer in time).
+//!
+//! The engine holds a `Box<dyn Search>` made by [`create`] from the `SearchMode` option and knows
+//! nothing of the implementations. Data flows one way: engine → search → evaluator
+//! (`crate::model::backend`) → ONNX Runtime; answers come back only through the sink.
+//!
+//! - [`runner`]: the thread, job queue, answer protocol and hard-limit timer shared by both
+//!   searches ([`runner::Algorithm`] is what a search implements).
 //! - [`searchless`]: one batched forward pass over the legal moves, play the best (Ruoss et al.).
-//! - [`evaluator`]: Q(s, a) for batches of positions from any value-predicting net (MCTS leaves).
-//! - [`mcts`]: PUCT tree search with batching, solver, tree reuse and an evaluation cache.
+//! - [`mcts`]: PUCT tree search with batching, solver and tree reuse.
+//! - [`analysis`]: every legal move scored with the rules (searchless, `eval`, `bench`).
+//! - [`evaluator`]: the evaluator interface as the searches see it, and the bare-king rule layer.
 //! - [`endgame`]: the bare-king (mop-up) rule MCTS uses in K+Q/R vs K.
 
+pub mod analysis;
+pub mod control;
 pub mod endgame;
 pub mod evaluator;
 pub mod mcts;
+pub mod runner;
 pub mod searchless;
+pub mod sink;
+
+use crate::game::Game;
+use crate::model::{LoadKey, SharedNetwork};
+use crate::time::TimeManager;
+use crate::uci::options::Settings;
+use crate::uci::out::Out;
+use crate::uci::{BestMove, GoParams};
+use shakmaty::Move;
+use std::time::Instant;
+
+/// Everything one `go` needs, decided by the engine at `go` time.
+#[derive(Debug, Clone)]
+pub struct SearchRequest {
+    /// Which network.
+    pub key: LoadKey,
+    /// Position to move in (with its history).
+    pub game: Game,
+    /// Root moves allowed (`go searchmoves`, resolved; empty: all).
+    pub searchmoves: Vec<Move>,
+    /// The `go` command.
+    pub go: GoParams,
+    /// Options at `go` time.
+    pub settings: Settings,
+    /// Effective sampling temperature (0: argmax).
+    pub temperature: f64,
+    /// Uniform draw in [0, 1) for sampling.
+    pub u: f64,
+    /// The clock of this move.
+    pub time: TimeManager,
+    /// When `go` arrived.
+    pub start: Instant,
+}
+
+/// A search as the engine sees it. See the module documentation for the contract.
+pub trait Search: Send {
+    /// The `SearchMode` value this search implements.
+    fn name(&self) -> &'static str;
+
+    /// Starts a search and returns at once. A search still running is stopped first (its
+    /// `bestmove` comes before the new search's output).
+    fn start(&mut self, request: SearchRequest);
+
+    /// Asks the running search to answer now; returns at once.
+    fn stop(&mut self);
+
+    /// The ponder move was played: the clock runs from now. Returns at once; `false` if no ponder
+    /// search is waiting for it.
+    fn ponderhit(&mut self) -> bool;
+
+    /// Blocks until the current search (if any) has printed its `bestmove`.
+    fn wait(&mut self);
+
+    /// Whether a search has started and not yet printed its `bestmove`.
+    fn searching(&self) -> bool;
+
+    /// Whether the search thread has work in flight (a search, even one already answered by the
+    /// hard-limit timer, or a new-game reset). The engine answers `isready` at once then, and does
+    /// not touch the network.
+    fn busy(&self) -> bool;
+
+    /// `ucinewgame`: forget what belongs to the old game (MCTS tree and cache).
+    fn new_game(&mut self);
+
+    /// Stops the search and waits at most `limit` for the thread to go idle (`quit`).
+    fn shutdown(&mut self, limit: std::time::Duration);
+}
+
+/// The search modes [`create`] knows (the `SearchMode` option's values).
+pub const MODES: &[&str] = &["searchless", "mcts"];
+
+/// The search registered under `mode` (case-insensitive), reporting through `out` and running on
+/// the shared network; `None` for an unknown mode.
+pub fn create(mode: &str, net: SharedNetwork, out: Out) -> Option<Box<dyn Search>> {
+    match mode.to_ascii_lowercase().as_str() {
+        "searchless" => Some(Box::new(runner::Runner::spawn(
+            searchless::Searchless,
+            net,
+            out,
+        ))),
+        "mcts" => Some(Box::new(runner::Runner::spawn(
+            mcts::Mcts::default(),
+            net,
+            out,
+        ))),
+        _ => None,
+    }
+}
+
+/// A move chosen without the network (time trouble, no model): a mate in one, else the most
+/// valuable capture, else the first legal move. `None` without legal moves.
+pub fn fallback_move(game: &Game, searchmoves: &[Move]) -> Option<String> {
+    let moves = if searchmoves.is_empty() {
+        game.legal_moves()
+    } else {
+        searchmoves.to_vec()
+    };
+    let value =
+        |m: &Move| m.capture().map_or(0, |r| r as u32) * 8 + m.promotion().map_or(0, |r| r as u32);
+    let pick = moves
+        .iter()
+        .find(|m| analysis::gives_mate(game, m))
+        .or_else(|| {
+            moves
+                .iter()
+                .max_by_key(|m| value(m))
+                .filter(|m| value(m) > 0)
+        })
+        .or(moves.first())?;
+    Some(game.move_to_uci(pick))
+}
+
+/// The fallback `bestmove` (no ponder move).
+pub fn fallback_bestmove(game: &Game, searchmoves: &[Move]) -> BestMove {
+    BestMove {
+        mv: fallback_move(game, searchmoves),
+        ponder: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fallback_prefers_mate_then_captures() {
+        let mate = Game::from_fen("6k1/5ppp/8/8/8/1q6/5PPP/3R2K1 w - - 0 1", false).unwrap();
+        assert_eq!(fallback_move(&mate, &[]).as_deref(), Some("d1d8"));
+        let capture = Game::from_fen("4k3/8/8/3q4/8/8/3R4/4K3 w - - 0 1", false).unwrap();
+        assert_eq!(fallback_move(&capture, &[]).as_deref(), Some("d2d5"));
+        let only = capture.parse_uci("e1f1").unwrap();
+        assert_eq!(fallback_move(&capture, &[only]).as_deref(), Some("e1f1"));
+        let stalemate = Game::from_fen("k7/8/1Q6/8/8/8/8/7K b - - 0 1", false).unwrap();
+        assert_eq!(fallback_move(&stalemate, &[]), None);
+    }
+
+    #[test]
+    fn the_registry_knows_the_modes() {
+        assert_eq!(MODES, &["searchless", "mcts"]);
+    }
+}

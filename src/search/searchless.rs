@@ -1,331 +1,256 @@
-//! Searchless policies (Ruoss et al., 2024, section 2.2): score every legal move in one batched
-//! forward pass and play the best. AV: argmax expected win probability (ties → lowest action id);
-//! SV: minimise the opponent's value after the move; BC: argmax log-prob over legal moves;
-//! MAV (one-pass multi-action-value): as AV, with every legal move scored from one network row.
-//! Rules the model lacks: repetition (a move allowing a threefold claim or making a fivefold gets
-//! 0.5) and mate in one (always played).
+//! The searchless policy (Ruoss et al., 2024, section 2.2) as a [`Search`](super::Search): score
+//! every legal move in one batched forward pass ([`analyse`]) and play the best, or sample with
+//! `Temperature`. With `Ponder`, the opponent's best reply comes from one more pass when time
+//! allows.
 //!
-//! Row layouts (see `model::onnx`): AV `[0, 77 tokens of the position, action]` per move; SV
-//! `[0, 77 tokens of the position after the move]` per move (its value is the opponent's, so the
-//! mover's value is `1 − E`, i.e. the reversed bucket distribution); BC one row
-//! `[0, 77 tokens]` whose 1968 log-probs are renormalised (log-softmax) over the legal moves;
-//! MAV one row `[0, 77 tokens]` with the legal moves' action ids (ascending) as the `actions` input,
-//! giving K bucket log-probs per move in one ORT run.
-//! The FEN fed to the tokenizer is python-chess's `board.fen()` ([`crate::game::model_fen`]).
+//! Time: one pass normally takes far less than the budget. When the per-row cost measured so far
+//! says the pass would overrun the soft deadline, the moves are ordered by a cheap prior (mates,
+//! captures, promotions, checks) and scored in batches sized to the time left; moves not reached
+//! are left out. The hard deadline is the runner's timer.
 
-use crate::game::{model_fen, standard_uci, Game};
-use crate::model::actions::uci_to_action;
-use crate::model::buckets::{bucket_centres, bucket_mode, expected_value};
-use crate::model::{Model, ModelError, ModelKind};
-use shakmaty::{Chess, Move, Position};
+use super::analysis::{analyse, choose, gives_mate, ranked, Analysis};
+use super::control::Control;
+use super::runner::{Algorithm, Outcome, SearchError};
+use super::sink::SearchSink;
+use super::SearchRequest;
+use crate::game::Game;
+use crate::model::buckets::win_prob_to_cp;
+use crate::model::{Model, NetworkSlot};
+use crate::uci::output::{BestMove, Info, Score, Wdl};
+use shakmaty::{Move, Position};
+use std::time::Instant;
 
-/// Win probability given to a move after which the game would be a repetition draw.
-pub const REPETITION_VALUE: f32 = 0.5;
+/// The smallest first batch when short of time (the hard-limit timer covers a batch that
+/// overruns).
+pub const MIN_FIRST_BATCH: usize = 4;
 
-/// One legal move's score.
-#[derive(Debug, Clone)]
-pub struct MoveScore {
-    /// The move.
-    pub mv: Move,
-    /// UCI string for the GUI (Chess960-aware).
-    pub uci: String,
-    /// Action id in the 1968 table (standard notation).
-    pub action: u16,
-    /// Win probability for the side to move in [0, 1] after rules (repetition → 0.5, mate → 1.0).
-    /// For BC this is the renormalised policy probability. Exactly 1.0 marks a mate in one
-    /// (or, for BC, a move with all the probability mass).
-    pub win_prob: f32,
-    /// The network's own value before rules.
-    pub raw_win_prob: f32,
-    /// Index of the most likely bucket (AV/SV); for BC, 0.
-    pub bucket_mode: usize,
-}
-
-/// Every legal move scored, in ascending action-id order.
-#[derive(Debug, Clone)]
-pub struct Analysis {
-    /// Scores in ascending action id.
-    pub moves: Vec<MoveScore>,
-    /// Network rows evaluated (UCI `nodes`): one per move for AV and SV, one per position for BC
-    /// and MAV.
-    pub evals: usize,
-}
-
-impl Analysis {
-    /// Index (into `moves`) of the argmax of `win_prob`, first maximum in action order; `None` when
-    /// there are no legal moves.
-    pub fn best(&self) -> Option<usize> {
-        let mut best: Option<usize> = None;
-        for (i, m) in self.moves.iter().enumerate() {
-            match best {
-                Some(b) if self.moves[b].win_prob >= m.win_prob => {}
-                _ => best = Some(i),
-            }
-        }
-        best
-    }
-
-    /// Indices into `moves` sorted by descending `win_prob` (ties in action order), e.g. for
-    /// MultiPV output.
-    pub fn ranking(&self) -> Vec<usize> {
-        let mut idx: Vec<usize> = (0..self.moves.len()).collect();
-        idx.sort_by(|&a, &b| {
-            self.moves[b]
-                .win_prob
-                .partial_cmp(&self.moves[a].win_prob)
-                .unwrap_or(std::cmp::Ordering::Equal)
-                .then(a.cmp(&b))
-        });
-        idx
+/// How many rows fit in `left_ms` at `row_ms` each; the first batch has at least
+/// [`MIN_FIRST_BATCH`] rows so that some moves are always scored.
+pub fn batch_size(left_ms: f64, row_ms: f64, first: bool) -> usize {
+    let fit = if row_ms > 0.0 && left_ms > 0.0 {
+        (left_ms / row_ms).floor().min(1e6) as usize
+    } else if row_ms <= 0.0 {
+        usize::MAX / 2
+    } else {
+        0
+    };
+    if first {
+        fit.max(MIN_FIRST_BATCH)
+    } else {
+        fit
     }
 }
 
-/// log-softmax over `values` (stable), in f64.
-fn log_softmax(values: &[f32]) -> Vec<f64> {
-    let max = values.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
-    let sum: f64 = values.iter().map(|&v| (v as f64 - max).exp()).sum();
-    let lse = max + sum.ln();
-    values.iter().map(|&v| v as f64 - lse).collect()
+/// A cheap ordering prior for batches under time pressure: mate in one, then captures by victim
+/// value, promotions, checks; 0 for quiet moves.
+pub fn prior(game: &Game, mv: &Move) -> u32 {
+    let mut pos = game.position().clone();
+    pos.play_unchecked(*mv);
+    if pos.is_checkmate() {
+        return 10_000;
+    }
+    let capture = mv.capture().map_or(0, |r| 100 * r as u32);
+    let promotion = mv.promotion().map_or(0, |r| 10 * r as u32);
+    let check = if pos.is_check() { 5 } else { 0 };
+    capture + promotion + check
 }
 
-/// Scores all legal moves of the game's current position with one batched ORT run.
-/// `searchmoves`, if non-empty, restricts the moves scored (moves not legal here are ignored; if
-/// none is legal, all legal moves are scored).
-///
-/// # Errors
-/// Tokenizer or ORT failure.
-pub fn analyse(
-    model: &mut Model,
+/// The searchless policy (`SearchMode searchless`). Stateless between moves.
+#[derive(Debug, Default)]
+pub struct Searchless;
+
+/// Milliseconds since `go`.
+fn elapsed_ms(req: &SearchRequest) -> f64 {
+    req.start.elapsed().as_secs_f64() * 1e3
+}
+
+/// One analysis, its time folded into the per-row cost.
+fn timed_analyse(
+    net: &mut NetworkSlot,
     game: &Game,
-    searchmoves: &[Move],
-) -> Result<Analysis, ModelError> {
-    let pos = game.position();
-    let mut moves: Vec<Move> = game.legal_moves();
-    if !searchmoves.is_empty() && moves.iter().any(|m| searchmoves.contains(m)) {
-        moves.retain(|m| searchmoves.contains(m));
-    }
-    let mut scored: Vec<(u16, Move)> = moves
-        .into_iter()
-        .map(|m| {
-            let uci = standard_uci(&m);
-            uci_to_action(&uci)
-                .map(|a| (a, m))
-                .ok_or_else(|| ModelError(format!("move {uci} is not in the action table")))
-        })
-        .collect::<Result<_, _>>()?;
-    scored.sort_by_key(|&(a, _)| a);
-    if scored.is_empty() {
-        return Ok(Analysis {
-            moves: Vec::new(),
-            evals: 0,
-        });
-    }
-    let children: Vec<Chess> = scored
-        .iter()
-        .map(|&(_, m)| {
-            let mut c = pos.clone();
-            c.play_unchecked(m);
-            c
-        })
-        .collect();
-
-    let info = model.info().clone();
-    let n = scored.len();
-    // (raw win probability, bucket mode) per move, and rows evaluated.
-    let (raw, evals): (Vec<(f32, usize)>, usize) = match info.kind {
-        ModelKind::ActionValue => {
-            // `[0, 77 tokens, action]`: tokenize once, then set the last token per move.
-            let mut base = model.row(&model_fen(pos), Some(0))?;
-            let mut tokens = Vec::with_capacity(n * info.seq_len);
-            for &(a, _) in &scored {
-                *base.last_mut().expect("AV rows are 79 long") = i64::from(a);
-                tokens.extend_from_slice(&base);
-            }
-            let out = model.run(&tokens, n)?;
-            let centres = bucket_centres(info.outputs);
-            let raw = out
-                .chunks_exact(info.outputs)
-                .map(|lp| (expected_value(lp, &centres), bucket_mode(lp)))
-                .collect();
-            (raw, n)
-        }
-        ModelKind::MultiActionValue => {
-            // One row: `[0, 77 tokens]` and the n action ids → n × K log-probs.
-            let row = model.row(&model_fen(pos), None)?;
-            let actions: Vec<i64> = scored.iter().map(|&(a, _)| i64::from(a)).collect();
-            let out = model.run_moves(&row, &actions, 1, n)?;
-            let centres = bucket_centres(info.outputs);
-            let raw = out
-                .chunks_exact(info.outputs)
-                .map(|lp| (expected_value(lp, &centres), bucket_mode(lp)))
-                .collect();
-            (raw, 1)
-        }
-        ModelKind::StateValue => {
-            let mut tokens = Vec::with_capacity(n * info.seq_len);
-            for c in &children {
-                tokens.extend(model.row(&model_fen(c), None)?);
-            }
-            let out = model.run(&tokens, n)?;
-            // The mover's distribution is the opponent's reversed along the bucket axis.
-            let reversed: Vec<f32> = bucket_centres(info.outputs).into_iter().rev().collect();
-            let raw = out
-                .chunks_exact(info.outputs)
-                .map(|lp| {
-                    (
-                        expected_value(lp, &reversed),
-                        info.outputs - 1 - bucket_mode(lp),
-                    )
-                })
-                .collect();
-            (raw, n)
-        }
-        ModelKind::BehavioralCloning => {
-            let row = model.row(&model_fen(pos), None)?;
-            let out = model.run(&row, 1)?;
-            let legal: Vec<f32> = scored.iter().map(|&(a, _)| out[a as usize]).collect();
-            let raw = log_softmax(&legal)
-                .into_iter()
-                .map(|lp| (lp.exp() as f32, 0))
-                .collect();
-            (raw, 1)
-        }
-    };
-
-    let repetition = match info.kind {
-        ModelKind::BehavioralCloning => vec![false; n],
-        _ => game.moves_allowing_repetition(&scored.iter().map(|&(_, m)| m).collect::<Vec<_>>()),
-    };
-    let moves = scored
-        .iter()
-        .zip(&children)
-        .zip(raw)
-        .zip(repetition)
-        .map(|((((action, mv), child), (raw_win_prob, mode)), rep)| {
-            let win_prob = if child.is_checkmate() {
-                1.0
-            } else if rep {
-                REPETITION_VALUE
-            } else {
-                raw_win_prob
-            };
-            MoveScore {
-                mv: *mv,
-                uci: game.move_to_uci(mv),
-                action: *action,
-                win_prob,
-                raw_win_prob,
-                bucket_mode: mode,
-            }
-        })
-        .collect();
-    Ok(Analysis { moves, evals })
+    moves: &[Move],
+) -> Result<Analysis, SearchError> {
+    let model: &mut Model = net.model().ok_or(SearchError::NoNetwork)?;
+    let t = Instant::now();
+    let a = analyse(model, game, moves)?;
+    net.record_rows(t.elapsed().as_secs_f64() * 1e3, a.evals);
+    Ok(a)
 }
 
-/// Samples a move index from softmax(win_prob / temperature) with a uniform draw `u` in [0, 1);
-/// `temperature <= 0` gives [`Analysis::best`]. A mating move is always chosen if present.
-pub fn choose(analysis: &Analysis, temperature: f64, u: f64) -> Option<usize> {
-    let moves = &analysis.moves;
-    if moves.is_empty() {
-        return None;
-    }
-    if let Some(i) = moves.iter().position(|m| m.win_prob >= 1.0) {
-        return Some(i);
-    }
-    if temperature.is_nan() || temperature <= 0.0 {
-        return analysis.best();
-    }
-    let max = moves
-        .iter()
-        .map(|m| m.win_prob as f64)
-        .fold(f64::NEG_INFINITY, f64::max);
-    let weights: Vec<f64> = moves
-        .iter()
-        .map(|m| ((m.win_prob as f64 - max) / temperature).exp())
-        .collect();
-    let total: f64 = weights.iter().sum();
-    if !(total.is_finite() && total > 0.0) {
-        return analysis.best();
-    }
-    let target = u.clamp(0.0, 1.0) * total;
-    let mut acc = 0.0;
-    for (i, w) in weights.iter().enumerate() {
-        acc += w;
-        if target < acc {
-            return Some(i);
+/// Scores the candidate moves: one batched pass, or batches sized to the soft deadline when the
+/// measured per-row cost says one pass would overrun it. Returns the analysis (ascending action
+/// id) and whether it is partial.
+pub fn evaluate(
+    net: &mut NetworkSlot,
+    req: &SearchRequest,
+    soft_ms: Option<u64>,
+    sink: &SearchSink,
+) -> Result<(Analysis, bool), SearchError> {
+    let one_row = net
+        .model()
+        .ok_or(SearchError::NoNetwork)?
+        .info()
+        .kind
+        .one_row_per_position();
+    let candidates = if req.searchmoves.is_empty() {
+        req.game.legal_moves()
+    } else {
+        req.searchmoves.clone()
+    };
+    let n = candidates.len();
+    // BC and MAV score every move in one row: splitting the moves would only repeat the pass.
+    let plan = match (soft_ms, net.row_ms()) {
+        (Some(target), Some(row_ms))
+            if !one_row && row_ms * n as f64 > target as f64 - elapsed_ms(req) =>
+        {
+            Some((target as f64, row_ms))
         }
+        _ => None,
+    };
+    let Some((target, mut row_ms)) = plan else {
+        return Ok((timed_analyse(net, &req.game, &req.searchmoves)?, false));
+    };
+    let mut order = candidates;
+    order.sort_by_key(|m| std::cmp::Reverse(prior(&req.game, m)));
+    let mut merged = Analysis {
+        moves: Vec::with_capacity(n),
+        evals: 0,
+    };
+    let mut done = 0;
+    while done < n {
+        let k = batch_size(target - elapsed_ms(req), row_ms, done == 0);
+        if k == 0 {
+            break;
+        }
+        let batch = &order[done..(done + k).min(n)];
+        let a = timed_analyse(net, &req.game, batch)?;
+        row_ms = net.row_ms().unwrap_or(row_ms);
+        merged.evals += a.evals;
+        merged.moves.extend(a.moves);
+        done += batch.len();
     }
-    Some(moves.len() - 1)
+    merged.moves.sort_by_key(|m| m.action);
+    if done < n {
+        sink.note(&format!(
+            "warning: short of time: scored {done} of {n} moves ({row_ms:.2} ms per row)"
+        ));
+    }
+    Ok((merged, done < n))
+}
+
+impl Algorithm for Searchless {
+    fn name(&self) -> &'static str {
+        "searchless"
+    }
+
+    fn think(
+        &mut self,
+        net: &mut NetworkSlot,
+        req: &SearchRequest,
+        ctl: &Control,
+        sink: &SearchSink,
+    ) -> Result<Outcome, SearchError> {
+        let _ = ctl;
+        let soft_ms = req.time.at_go(req.start).soft_ms;
+        let (analysis, partial) = evaluate(net, req, soft_ms, sink)?;
+        let first_pass = req.start.elapsed();
+        let Some(chosen) = choose(&analysis, req.temperature, req.u) else {
+            return Ok(Outcome {
+                infos: Vec::new(),
+                best: BestMove {
+                    mv: None,
+                    ponder: None,
+                },
+            });
+        };
+        let best_uci = analysis.moves[chosen].uci.clone();
+        let mut nodes = analysis.evals as u64;
+
+        // Ponder move: the opponent's best reply, one more pass, only when time allows.
+        let mut ponder = None;
+        let time_ok = !partial && soft_ms.is_none_or(|o| first_pass.as_millis() as u64 * 2 < o);
+        if req.settings.ponder && time_ok {
+            let mut next = req.game.clone();
+            if next.push(analysis.moves[chosen].mv).is_ok() && !next.legal_moves().is_empty() {
+                if let Some(model) = net.model() {
+                    if let Ok(a) = analyse(model, &next, &[]) {
+                        nodes += a.evals as u64;
+                        ponder = a.best().map(|i| a.moves[i].uci.clone());
+                    }
+                }
+            }
+        }
+
+        let elapsed_ms = req.start.elapsed().as_millis() as u64;
+        let nps = nodes * 1000 / elapsed_ms.max(1);
+        let infos = ranked(&analysis)
+            .into_iter()
+            .take(req.settings.multipv)
+            .enumerate()
+            .map(|(rank, idx)| {
+                let m = &analysis.moves[idx];
+                let mate = gives_mate(&req.game, &m.mv);
+                let p = f64::from(m.win_prob);
+                let mut pv = vec![m.uci.clone()];
+                if idx == chosen {
+                    pv.extend(ponder.clone());
+                }
+                Info {
+                    depth: 1,
+                    seldepth: 1,
+                    multipv: rank as u32 + 1,
+                    score: if mate {
+                        Score::Mate(1)
+                    } else {
+                        Score::Cp(win_prob_to_cp(p))
+                    },
+                    wdl: req
+                        .settings
+                        .show_wdl
+                        .then(|| Wdl::from_win_prob(if mate { 1.0 } else { p })),
+                    nodes,
+                    nps,
+                    time_ms: elapsed_ms,
+                    hashfull: None,
+                    pv,
+                }
+            })
+            .collect();
+        Ok(Outcome {
+            infos,
+            best: BestMove {
+                mv: Some(best_uci),
+                ponder,
+            },
+        })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shakmaty::{Role, Square};
 
-    fn score(action: u16, win_prob: f32) -> MoveScore {
-        MoveScore {
-            mv: Move::Normal {
-                role: Role::Knight,
-                from: Square::G1,
-                capture: None,
-                to: Square::F3,
-                promotion: None,
-            },
-            uci: "g1f3".into(),
-            action,
-            win_prob,
-            raw_win_prob: win_prob,
-            bucket_mode: 0,
-        }
+    #[test]
+    fn batch_sizes() {
+        assert_eq!(batch_size(100.0, 10.0, false), 10);
+        assert_eq!(batch_size(99.9, 10.0, false), 9);
+        assert_eq!(batch_size(5.0, 10.0, false), 0);
+        assert_eq!(batch_size(5.0, 10.0, true), MIN_FIRST_BATCH);
+        assert_eq!(batch_size(-50.0, 10.0, true), MIN_FIRST_BATCH);
+        assert_eq!(batch_size(-50.0, 10.0, false), 0);
+        assert!(batch_size(1.0, 0.0, false) > 1000);
     }
 
     #[test]
-    fn best_takes_first_maximum() {
-        let a = Analysis {
-            moves: vec![score(1, 0.2), score(5, 0.7), score(9, 0.7), score(10, 0.1)],
-            evals: 4,
-        };
-        assert_eq!(a.best(), Some(1));
-        assert_eq!(a.ranking(), vec![1, 2, 0, 3]);
-        assert_eq!(choose(&a, 0.0, 0.99), Some(1));
-        let empty = Analysis {
-            moves: vec![],
-            evals: 0,
-        };
-        assert_eq!(empty.best(), None);
-        assert_eq!(choose(&empty, 1.0, 0.5), None);
-    }
-
-    #[test]
-    fn sampling_follows_the_softmax() {
-        let a = Analysis {
-            moves: vec![score(1, 0.5), score(2, 0.5)],
-            evals: 2,
-        };
-        assert_eq!(choose(&a, 1.0, 0.0), Some(0));
-        assert_eq!(choose(&a, 1.0, 0.49), Some(0));
-        assert_eq!(choose(&a, 1.0, 0.51), Some(1));
-        assert_eq!(choose(&a, 1.0, 0.999), Some(1));
-        // A very low temperature is (numerically) the argmax.
-        let b = Analysis {
-            moves: vec![score(1, 0.40), score(2, 0.60)],
-            evals: 2,
-        };
-        assert_eq!(choose(&b, 0.005, 0.5), Some(1));
-        // Mate in one wins regardless of the draw.
-        let c = Analysis {
-            moves: vec![score(1, 0.9), score(2, 1.0)],
-            evals: 2,
-        };
-        assert_eq!(choose(&c, 10.0, 0.0), Some(1));
-    }
-
-    #[test]
-    fn log_softmax_normalises() {
-        let l = log_softmax(&[1.0, 2.0, 3.0]);
-        let s: f64 = l.iter().map(|x| x.exp()).sum();
-        assert!((s - 1.0).abs() < 1e-12);
-        assert!(l[2] > l[1] && l[1] > l[0]);
+    fn prior_orders_forcing_moves_first() {
+        let g = Game::from_fen("6k1/5ppp/8/8/8/1q6/5PPP/3R2K1 w - - 0 1", false).unwrap();
+        let score = |g: &Game, uci: &str| prior(g, &g.parse_uci(uci).unwrap());
+        let c = Game::from_fen("4k3/8/8/3q4/8/8/3R4/4K3 w - - 0 1", false).unwrap();
+        assert!(score(&g, "d1d8") > score(&c, "d2d5"), "mate before capture");
+        assert!(
+            score(&c, "d2d5") > score(&c, "d2d3"),
+            "capture before a quiet move"
+        );
+        assert_eq!(score(&g, "g2g3"), 0);
     }
 }

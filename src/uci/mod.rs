@@ -3,7 +3,9 @@
 //! This layer only converts between text and types; the engine facade (`crate::engine`) acts on
 //! commands and produces the typed output.
 
+pub mod display;
 pub mod options;
+pub mod out;
 pub mod output;
 pub mod protocol;
 

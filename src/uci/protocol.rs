@@ -5,8 +5,6 @@
 //! known command are skipped (and reported), and `setoption` names and values may contain spaces.
 //! Errors carry a message meant for an `info string` line.
 
-use std::fmt;
-
 /// Where a `position` command starts from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StartPosition {
@@ -87,16 +85,9 @@ pub enum Command {
 }
 
 /// A line that could not be turned into a command; the message suits an `info string`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct ParseError(pub String);
-
-impl fmt::Display for ParseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ParseError {}
 
 /// A parsed command plus non-fatal notes (skipped tokens, ignored `go` values).
 #[derive(Debug, Clone, PartialEq, Eq)]

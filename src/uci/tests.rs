@@ -397,11 +397,11 @@ fn option_setting_and_validation() {
     assert!(o.set("Hash", Some("0")).is_err());
 
     // MCTS options reach the typed settings.
-    assert!(!o.settings().mcts);
+    assert_eq!(o.settings().search_mode, "searchless");
     assert!(o.set("searchmode", Some("MCTS")).is_ok() || o.set("SearchMode", Some("mcts")).is_ok());
-    assert!(o.settings().mcts);
+    assert_eq!(o.settings().search_mode, "mcts");
     assert!(o.set("SearchMode", Some("alphabeta")).is_err());
-    assert!(o.settings().mcts);
+    assert_eq!(o.settings().search_mode, "mcts");
     assert!(o.set("CPuct", Some("2.5")).is_ok());
     assert!(o.set("MinibatchSize", Some("32")).is_ok());
     assert!(o.set("PolicyTopK", Some("0")).is_ok());
@@ -418,10 +418,10 @@ fn option_setting_and_validation() {
     assert!(o.set("DrawScore", Some("101")).is_err());
     assert!((o.settings().mcts_params.draw_score + 0.1).abs() < 1e-6);
     let changed = o.set("Seed", Some("42")).unwrap();
-    assert_eq!(changed.name, options::SEED);
+    assert_eq!(changed.name, options::SEED.name);
     assert!(changed.differs);
     assert!(!o.set("Seed", Some("42")).unwrap().differs);
-    assert_eq!(o.get("Seed"), &Value::Int(42));
+    assert_eq!(o.get("Seed"), Some(&Value::Int(42)));
 }
 
 #[test]
@@ -437,4 +437,93 @@ fn weights_and_log_settings() {
     assert_eq!(o.settings().log_file, None);
     o.set("LogFile", Some("uci.log")).unwrap();
     assert_eq!(o.settings().log_file.as_deref(), Some("uci.log"));
+}
+
+#[test]
+fn every_typed_key_matches_its_declaration() {
+    use crate::uci::options::*;
+    let o = Options::new(4);
+    // A key of the wrong type would read as the fallback; each declared default must come back.
+    let check = |name: &str, ok: bool| assert!(ok, "key {name} does not match its declaration");
+    for k in [SHOW_WDL, CHESS960, PONDER, MOP_UP] {
+        check(k.name, matches!(o.get(k.name), Some(Value::Bool(_))));
+    }
+    for k in [
+        THREADS,
+        MULTI_PV,
+        MOVE_OVERHEAD,
+        TEMP_DECAY_MOVES,
+        SEED,
+        HASH,
+        POLICY_TOP_K,
+        MINIBATCH_SIZE,
+        DRAW_SCORE,
+    ] {
+        check(k.name, matches!(o.get(k.name), Some(Value::Int(_))));
+    }
+    for k in [
+        TEMPERATURE,
+        CPUCT,
+        CPUCT_BASE,
+        FPU_REDUCTION,
+        POLICY_TEMPERATURE,
+        POLICY_UNIFORM_MIX,
+    ] {
+        check(k.name, matches!(o.get(k.name), Some(Value::Float(_))));
+    }
+    for k in [WEIGHTS_FILE, BACKEND, LOG_FILE, SEARCH_MODE] {
+        check(k.name, matches!(o.get(k.name), Some(Value::Text(_))));
+    }
+    assert_eq!(
+        o.declarations().len(),
+        23,
+        "every declared option has a key above"
+    );
+    // MCTS defaults come from one place.
+    assert_eq!(
+        o.settings().mcts_params,
+        crate::search::mcts::MctsParams::default()
+    );
+    // An undeclared key reads as the fallback instead of panicking.
+    assert_eq!(o.value(Key::<i64>::new("NoSuchOption")), 0);
+    assert!(
+        !o.value(Key::<bool>::new("Threads")),
+        "type mismatch → fallback"
+    );
+}
+
+#[test]
+fn bad_option_values_are_typed_errors_not_panics() {
+    use crate::uci::options::*;
+    let mut o = Options::new(2);
+    let before = o.settings();
+    let cases: [(&str, Option<&str>); 10] = [
+        ("Threads", Some("many")),
+        ("Threads", Some("0")),
+        ("Threads", None),
+        ("UCI_ShowWDL", Some("yes")),
+        ("Backend", Some("gpu")),
+        ("CPuct", Some("nan")),
+        ("CPuct", Some("-1")),
+        ("Temperature", Some("")),
+        ("LogFile", Some("a\u{7}b")),
+        ("NoSuchOption", Some("1")),
+    ];
+    for (name, value) in cases {
+        let e = o.set(name, value).unwrap_err();
+        assert!(!e.to_string().is_empty());
+    }
+    assert_eq!(o.settings(), before, "rejected values change nothing");
+    assert!(matches!(
+        o.set("Threads", Some("0")),
+        Err(OptionError::IntOutOfRange { value: 0, .. })
+    ));
+    assert_eq!(
+        o.set("Backend", Some("gpu")).unwrap_err().to_string(),
+        "option Backend: value must be one of cpu, cuda, tensorrt, got 'gpu'"
+    );
+    assert!(matches!(
+        o.set("Nope", None),
+        Err(OptionError::Unknown(n)) if n == "Nope"
+    ));
 }

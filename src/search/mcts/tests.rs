@@ -4,7 +4,22 @@
 
 use super::*;
 use crate::game::Game;
+use crate::model::cache::Cached;
+use crate::model::{EvalRequest, EvalStats, Evaluator, ModelError};
 use shakmaty::Role;
+use std::time::Instant;
+
+/// The playout loop with the cache layer around `eval`, as the engine stacks them.
+fn search(
+    tree: &mut Tree,
+    cache: &mut EvalCache,
+    eval: &mut dyn Evaluator,
+    params: &MctsParams,
+    limits: &mut Limits,
+    poll: &mut dyn FnMut(&Tree, &mut Limits, &Progress) -> bool,
+) -> (StopReason, Progress) {
+    super::search(tree, &mut Cached::new(cache, eval), params, limits, poll)
+}
 
 /// Q(s, a) = 0.5 + material swing of the move (captures, promotions) + a small bonus for checks,
 /// for the side to move; counts its calls.

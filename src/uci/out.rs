@@ -10,6 +10,16 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::sync::Arc;
 
+/// The log file cannot be opened for appending.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot open log file '{path}': {reason}")]
+pub struct LogError {
+    /// The path given.
+    pub path: String,
+    /// The operating system's reason.
+    pub reason: String,
+}
+
 struct Inner {
     writer: Box<dyn Write + Send>,
     log: Option<File>,
@@ -75,7 +85,7 @@ impl Out {
     ///
     /// # Errors
     /// The file cannot be opened for appending; logging is then unchanged.
-    pub fn set_log(&self, path: Option<&str>) -> Result<(), String> {
+    pub fn set_log(&self, path: Option<&str>) -> Result<(), LogError> {
         let file = match path {
             None => None,
             Some(p) => Some(
@@ -83,7 +93,10 @@ impl Out {
                     .create(true)
                     .append(true)
                     .open(p)
-                    .map_err(|e| format!("cannot open log file '{p}': {e}"))?,
+                    .map_err(|e| LogError {
+                        path: p.to_string(),
+                        reason: e.to_string(),
+                    })?,
             ),
         };
         self.inner.lock().log = file;

@@ -1,0 +1,154 @@
+//! The backend interface: the one network path both searches use.
+//!
+//! Layers, as Lc0's backends: a search hands batches of [`EvalRequest`]s to an [`Evaluator`];
+//! [`Network`] is the evaluator over an ONNX Runtime session ([`Model`]), which builds the rows and
+//! reads the outputs through the model's kind ([`crate::model::kinds`]); wrappers add a cache
+//! ([`crate::model::cache::Cached`]), batch splitting ([`crate::model::split::SplitBatches`]) or
+//! a rule ([`crate::search::evaluator::MopUp`]) without the search or the network knowing.
+//! Test evaluators (fixed values, recorded batches) stand in for the network in the search tests.
+
+use super::error::ModelError;
+use super::session::Model;
+use shakmaty::{Chess, Move};
+use std::time::{Duration, Instant};
+
+/// One position to evaluate and the moves to score.
+#[derive(Debug, Clone)]
+pub struct EvalRequest {
+    /// The position (side to move = the player whose Q values are asked for).
+    pub pos: Chess,
+    /// Moves to score (for MCTS, the position's legal moves in the order the tree stores them);
+    /// non-empty.
+    pub moves: Vec<Move>,
+    /// Zobrist hash of the position and its history as the caller keys it (cache key); 0 when
+    /// the caller does not cache.
+    pub hash: u64,
+}
+
+/// One move's score from the network.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MoveValue {
+    /// Q(s, a) in [0, 1]: the mover's win probability after the move (value kinds), or the
+    /// move's renormalised policy probability (a policy kind).
+    pub q: f32,
+    /// Index of the most likely bucket (mover's point of view); 0 for a policy kind.
+    pub mode: usize,
+}
+
+/// The network's answer to a batch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evaluated {
+    /// Network rows run (UCI `nodes` for the searchless policy): one per move for AV and SV,
+    /// one per position for BC and MAV.
+    pub rows: usize,
+    /// One `Vec` per request, one value per requested move, in order.
+    pub values: Vec<Vec<MoveValue>>,
+}
+
+/// Counters an evaluator keeps for `bench` and the search's overhead report.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EvalStats {
+    /// Network runs (ORT `Run` calls).
+    pub runs: u64,
+    /// Network rows in those runs (positions for MAV; moves for AV and SV).
+    pub rows: u64,
+    /// Positions evaluated.
+    pub positions: u64,
+    /// Wall time spent inside the evaluator (tokenizing + ORT); the rest of a search's time is
+    /// search overhead.
+    pub time: Duration,
+}
+
+/// Scores the moves of positions: for each request, one win probability in [0, 1] per move,
+/// from the point of view of the side to move in that position (Q(s, a) of the paper's
+/// action-value predictor).
+pub trait Evaluator {
+    /// Q values, one `Vec` per request (same order, `moves.len()` values each).
+    ///
+    /// # Errors
+    /// Tokenizer or network failure; the search then ends with the best move found so far.
+    fn evaluate(&mut self, batch: &[EvalRequest]) -> Result<Vec<Vec<f32>>, ModelError>;
+
+    /// Counters since creation.
+    fn stats(&self) -> EvalStats;
+
+    /// Q values already known for a position (`hash`, with `n` moves) without running anything:
+    /// a cache layer answers, the network does not. The search asks while it gathers a batch.
+    fn probe(&mut self, _hash: u64, _n: usize) -> Option<Vec<f32>> {
+        None
+    }
+
+    /// Fill of a cache layer, per mille (UCI `hashfull`); 0 without one.
+    fn hashfull(&self) -> u32 {
+        0
+    }
+}
+
+impl Model {
+    /// Scores the moves of each request with one network run, rows built and outputs read by
+    /// the model's kind.
+    ///
+    /// # Errors
+    /// A position that cannot be tokenized, a move outside the action table, or an ORT failure.
+    pub fn evaluate(&mut self, batch: &[EvalRequest]) -> Result<Evaluated, ModelError> {
+        if batch.is_empty() {
+            return Ok(Evaluated {
+                rows: 0,
+                values: Vec::new(),
+            });
+        }
+        let kind = self.info().kind.spec();
+        kind.evaluate(self, batch)
+    }
+}
+
+/// The network as an [`Evaluator`] (win probabilities only), with counters.
+pub struct Network<'a> {
+    model: &'a mut Model,
+    stats: EvalStats,
+}
+
+impl<'a> Network<'a> {
+    /// Wraps a loaded model for a search that needs values.
+    ///
+    /// # Errors
+    /// [`ModelError::Unsupported`] for a kind without a value (behavioural cloning: it cannot
+    /// score a node; Ruoss et al. 2024, 2.2).
+    pub fn new(model: &'a mut Model) -> Result<Network<'a>, ModelError> {
+        let kind = model.info().kind;
+        if !kind.spec().has_value() {
+            return Err(ModelError::Unsupported(format!(
+                "a {} net predicts no value and cannot drive MCTS; \
+                 use SearchMode searchless or an action-value, state-value or one-pass net",
+                kind.as_str()
+            )));
+        }
+        Ok(Network {
+            model,
+            stats: EvalStats::default(),
+        })
+    }
+}
+
+impl Evaluator for Network<'_> {
+    fn evaluate(&mut self, batch: &[EvalRequest]) -> Result<Vec<Vec<f32>>, ModelError> {
+        if batch.is_empty() {
+            return Ok(Vec::new());
+        }
+        let t0 = Instant::now();
+        let out = self.model.evaluate(batch)?;
+        self.stats.rows += out.rows as u64;
+        self.stats.runs += 1;
+        self.stats.positions += batch.len() as u64;
+        self.stats.time += t0.elapsed();
+        Ok(out
+            .values
+            .into_iter()
+            .map(|v| v.into_iter().map(|m| m.q).collect())
+            .collect())
+    }
+
+    fn stats(&self) -> EvalStats {
+        self.stats
+    }
+}

@@ -1,0 +1,207 @@
+//! MCTS as a [`Search`](crate::search::Search) algorithm: keeps the tree and the evaluation cache
+//! between moves, stacks the evaluator layers (cache → bare-king rule → network), turns `stop`,
+//! `ponderhit` and the soft deadline into the playout loop's limits, and reports typed info
+//! lines every [`INFO_INTERVAL`].
+
+use super::{playout, Limits, Progress, Proven, RootLine, StopReason, Tree};
+use crate::game::Game;
+use crate::model::buckets::win_prob_to_cp;
+use crate::model::cache::{Cached, EvalCache};
+use crate::model::{Evaluator, LoadKey, Network, NetworkSlot};
+use crate::search::control::Control;
+use crate::search::evaluator::MopUp;
+use crate::search::runner::{Algorithm, Outcome, SearchError};
+use crate::search::searchless::Searchless;
+use crate::search::sink::SearchSink;
+use crate::search::SearchRequest;
+use crate::uci::options::Settings;
+use crate::uci::output::{BestMove, Info, Score, Wdl};
+use shakmaty::Move;
+use std::time::{Duration, Instant};
+
+/// How often MCTS prints its progress `info` lines.
+pub const INFO_INTERVAL: Duration = Duration::from_millis(1000);
+
+/// The `info` lines for an MCTS tree: one per MultiPV entry, ranked by the root move order
+/// ([`Tree::lines`]); `score mate N` when the line is proven, else cp from Q.
+pub fn info_lines(
+    tree: &Tree,
+    game: &Game,
+    filter: &[Move],
+    progress: &Progress,
+    settings: &Settings,
+) -> Vec<Info> {
+    let elapsed_ms = progress.start.elapsed().as_millis() as u64;
+    tree.lines(filter, settings.multipv)
+        .iter()
+        .enumerate()
+        .map(|(rank, line)| {
+            let value = line.value();
+            Info {
+                depth: progress.mean_depth().max(1),
+                seldepth: progress.seldepth.max(1),
+                multipv: rank as u32 + 1,
+                score: match line.mate() {
+                    Some(m) => Score::Mate(m),
+                    None => Score::Cp(win_prob_to_cp(value)),
+                },
+                wdl: settings.show_wdl.then(|| Wdl::from_win_prob(value)),
+                nodes: u64::from(tree.root().n),
+                nps: progress.nps(),
+                time_ms: elapsed_ms,
+                hashfull: Some(progress.hashfull),
+                pv: pv_uci(game, line),
+            }
+        })
+        .collect()
+}
+
+/// The line's moves in the GUI's notation (Chess960-aware), played from the game's position.
+fn pv_uci(game: &Game, line: &RootLine) -> Vec<String> {
+    let mut g = game.clone();
+    let mut out = Vec::with_capacity(line.pv.len());
+    for mv in &line.pv {
+        out.push(g.move_to_uci(mv));
+        if g.push(*mv).is_err() {
+            break;
+        }
+    }
+    out
+}
+
+/// MCTS (`SearchMode mcts`): the tree kept between moves (reused when the next position lies
+/// below its root) and the network results by position.
+#[derive(Debug, Default)]
+pub struct Mcts {
+    tree: Option<Tree>,
+    cache: EvalCache,
+    /// The `MopUp` setting and net the cache and tree were filled with (a change clears them).
+    cache_key: Option<(bool, LoadKey)>,
+}
+
+impl Algorithm for Mcts {
+    fn name(&self) -> &'static str {
+        "mcts"
+    }
+
+    fn new_game(&mut self) {
+        self.tree = None;
+        self.cache.clear();
+    }
+
+    /// Searches until a limit, `stop`, or a proof; prints progress every [`INFO_INTERVAL`]. A
+    /// network that cannot drive MCTS (BC) is refused with an `info string` and the searchless
+    /// policy answers instead.
+    fn think(
+        &mut self,
+        net: &mut NetworkSlot,
+        req: &SearchRequest,
+        ctl: &Control,
+        sink: &SearchSink,
+    ) -> Result<Outcome, SearchError> {
+        let model = net.model().ok_or(SearchError::NoNetwork)?;
+        let mut network = match Network::new(model) {
+            Ok(e) => e,
+            Err(e) => {
+                sink.error(&format!("SearchMode mcts refused: {e}"));
+                return Searchless.think(net, req, ctl, sink);
+            }
+        };
+        let settings = &req.settings;
+        let mut mop_up = MopUp::new(&mut network);
+        let rules: &mut dyn Evaluator = if settings.mop_up {
+            &mut mop_up
+        } else {
+            mop_up.into_inner()
+        };
+        self.cache
+            .set_budget(settings.hash_mb.saturating_mul(1 << 20));
+        // Cached values belong to one net and one MopUp setting; so do the tree's statistics.
+        let key = (settings.mop_up, req.key.clone());
+        if self.cache_key.as_ref() != Some(&key) {
+            self.cache.clear();
+            self.tree = None;
+            self.cache_key = Some(key);
+        }
+        let mut evaluator = Cached::new(&mut self.cache, rules);
+        let mut tree = match self.tree.take() {
+            Some(mut t) => {
+                t.reuse(&req.game);
+                t
+            }
+            None => Tree::new(&req.game),
+        };
+        let infinite = req.go.infinite;
+        let mut limits = Limits {
+            playouts: req.go.nodes,
+            depth: req.go.depth,
+            deadline: ctl.soft_deadline(),
+            infinite: infinite || req.go.ponder,
+            searchmoves: req.searchmoves.clone(),
+        };
+        let mut last_info = Instant::now();
+        let mut ponderhit_applied = false;
+        let (reason, progress) = {
+            let mut poll = |tree: &Tree, limits: &mut Limits, progress: &Progress| {
+                if ctl.stopped() {
+                    return true;
+                }
+                if !ponderhit_applied && ctl.ponderhit_seen() {
+                    ponderhit_applied = true;
+                    if !infinite {
+                        limits.infinite = false;
+                        limits.deadline = ctl.soft_deadline();
+                    }
+                }
+                if last_info.elapsed() >= INFO_INTERVAL {
+                    last_info = Instant::now();
+                    sink.info(&info_lines(
+                        tree,
+                        &req.game,
+                        &limits.searchmoves,
+                        progress,
+                        settings,
+                    ));
+                }
+                false
+            };
+            playout::search(
+                &mut tree,
+                &mut evaluator,
+                &settings.mcts_params,
+                &mut limits,
+                &mut poll,
+            )
+        };
+        if let StopReason::Error(e) = &reason {
+            sink.error(&format!("network evaluation failed during MCTS: {e}"));
+        }
+        let infos = info_lines(&tree, &req.game, &limits.searchmoves, &progress, settings);
+        let top = tree.lines(&limits.searchmoves, 1);
+        let best = match top.first() {
+            Some(line) if line.visits > 0 || line.proven != Proven::Unknown => {
+                let pv = pv_uci(&req.game, line);
+                BestMove {
+                    mv: pv.first().cloned(),
+                    ponder: pv.get(1).cloned(),
+                }
+            }
+            _ if tree.is_empty() => {
+                self.tree = None;
+                return Err(match reason {
+                    StopReason::Error(e) => {
+                        SearchError::Network(crate::model::ModelError::Inference(e))
+                    }
+                    _ => SearchError::NoEvaluation,
+                });
+            }
+            Some(line) => BestMove {
+                mv: Some(req.game.move_to_uci(&line.mv)),
+                ponder: None,
+            },
+            None => crate::search::fallback_bestmove(&req.game, &req.searchmoves),
+        };
+        self.tree = Some(tree);
+        Ok(Outcome { infos, best })
+    }
+}

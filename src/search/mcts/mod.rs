@@ -1,0 +1,238 @@
+//! MCTS with PUCT over the same networks as the searchless policy (`SearchMode mcts`).
+//!
+//! The search is AlphaZero's (Silver et al., 2018, *Mastering Chess and Shogi by Self-Play*,
+//! methods) driven by an action-value network as in *Mastering Board Games by External and
+//! Internal Planning with Language Models* (Schultz et al., 2025):
+//!
+//! - **Evaluation of a node** s: one [`Evaluator`] call gives Q(s, a) ∈ [0, 1] (win probability
+//!   for the side to move) for every legal move. The node's value is V(s) = max_a Q(s, a); the
+//!   priors are P(s, a) = (1 − ε)·softmax(Q/τ) over the `k` best moves + ε/n over all n moves
+//!   ([`priors`]; τ = `PolicyTemperature`, k = `PolicyTopK`, ε = `PolicyUniformMix`).
+//! - **Rules, never the network, score terminal positions**: checkmate 0 for the side to move;
+//!   stalemate, insufficient material and the 50-move rule 0.5 (proven); a position that occurred
+//!   before in the game history or on the search path since the last irreversible move (twofold,
+//!   as Lc0) 0.5 (not proven: it depends on the path). Mate in one is found at expansion.
+//! - **PUCT**: a* = argmax Q(s,a) + c(s)·P(s,a)·√N(s)/(1 + N(s,a)) with
+//!   c(s) = c_init + ln((1 + N(s) + c_base)/c_base) (`CPuct`, `CPuctBase`); Q of an unvisited
+//!   child is the parent's Q minus `FpuReduction`·√(policy mass already visited) (Lc0's FPU).
+//!   Values are stored from the point of view of the player who made the move into the node, so
+//!   a backup alternates v ↦ 1 − v.
+//! - **Batching**: up to `MinibatchSize` leaves per network call, kept apart by virtual loss
+//!   (a visit in flight counts as a loss for the mover); a leaf selected twice ends the gathering.
+//! - **Solver**: proven wins, losses and draws propagate up (MCTS-solver, Winands et al. 2008;
+//!   Lc0's certainty propagation) with the distance to mate in plies; the best move prefers the
+//!   fastest proven win and the slowest proven loss.
+//! - **Reuse and cache**: the subtree after the moves played is kept ([`Tree::reuse`]); network
+//!   results are cached by Zobrist hash within a byte budget ([`EvalCache`]).
+//!
+//! Values are win probabilities in [0, 1] throughout (0.5 = draw).
+
+mod driver;
+mod playout;
+mod tree;
+
+pub use crate::model::cache::EvalCache;
+pub use driver::{info_lines, Mcts, INFO_INTERVAL};
+pub use playout::{search, Limits, Progress, StopReason};
+pub use tree::{RootLine, Tree, MAX_NODES};
+
+use shakmaty::zobrist::Zobrist64;
+use shakmaty::{Chess, EnPassantMode, Move, Position};
+
+/// Search parameters (UCI options of the same names).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MctsParams {
+    /// `CPuct`: c_init of AlphaZero's c(s) (default 1.25).
+    pub c_puct: f32,
+    /// `CPuctBase`: c_base of c(s) (default 19652).
+    pub c_puct_base: f32,
+    /// `FpuReduction`: an unvisited child's Q is the parent's Q minus this × √(visited policy).
+    pub fpu_reduction: f32,
+    /// `PolicyTemperature` τ of the priors' softmax over Q (win-probability scale).
+    pub policy_temperature: f32,
+    /// `PolicyTopK`: moves that get softmax mass (0 = all).
+    pub policy_top_k: usize,
+    /// `PolicyUniformMix` ε: share of the prior spread uniformly over all legal moves.
+    pub policy_uniform_mix: f32,
+    /// `MinibatchSize`: leaves gathered per network call.
+    pub minibatch: usize,
+    /// `DrawScore` / 200: how much more than 0.5 the side to move at the root values a draw
+    /// (win-probability units, −0.5…0.5; the opponent's draw value is mirrored). Negative values
+    /// are contempt: the engine avoids draws, e.g. repetitions, in positions it sees as level.
+    /// Lc0's `DrawScore` convention (−100…100 on its [−1, 1] Q scale).
+    pub draw_score: f32,
+}
+
+/// MCTS defaults, in one place: [`MctsParams::default`] and the UCI option table read them.
+/// AlphaZero's c_init/c_base; seed 004's τ = 0.1, k = 5, ε = 0.05; FPU reduction 0.3 as Lc0's
+/// default scaled to [0, 1] values (Lc0 uses 0.33 on [−1, 1]: ≈ 0.16; a stronger reduction suits
+/// the sharp priors here).
+pub mod defaults {
+    /// `CPuct`.
+    pub const C_PUCT: f64 = 1.25;
+    /// `CPuctBase`.
+    pub const C_PUCT_BASE: f64 = 19652.0;
+    /// `FpuReduction`.
+    pub const FPU_REDUCTION: f64 = 0.3;
+    /// `PolicyTemperature`.
+    pub const POLICY_TEMPERATURE: f64 = 0.1;
+    /// `PolicyTopK`.
+    pub const POLICY_TOP_K: i64 = 5;
+    /// `PolicyUniformMix`.
+    pub const POLICY_UNIFORM_MIX: f64 = 0.05;
+    /// `MinibatchSize`.
+    pub const MINIBATCH: i64 = 16;
+    /// `DrawScore` (Lc0 scale, −100…100).
+    pub const DRAW_SCORE: i64 = 0;
+    /// `MopUp`.
+    pub const MOP_UP: bool = true;
+    /// `Hash` (MB).
+    pub const HASH_MB: i64 = 64;
+}
+
+impl Default for MctsParams {
+    /// The values of [`defaults`].
+    fn default() -> MctsParams {
+        MctsParams {
+            c_puct: defaults::C_PUCT as f32,
+            c_puct_base: defaults::C_PUCT_BASE as f32,
+            fpu_reduction: defaults::FPU_REDUCTION as f32,
+            policy_temperature: defaults::POLICY_TEMPERATURE as f32,
+            policy_top_k: defaults::POLICY_TOP_K as usize,
+            policy_uniform_mix: defaults::POLICY_UNIFORM_MIX as f32,
+            minibatch: defaults::MINIBATCH as usize,
+            draw_score: defaults::DRAW_SCORE as f32 / 200.0,
+        }
+    }
+}
+
+/// A game-theoretic value proven by the rules, from the point of view of the side to move at the
+/// node; the number is the distance to the end in plies (a checkmated node is `Loss(0)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Proven {
+    /// Not proven.
+    Unknown,
+    /// The side to move wins (mates in this many plies).
+    Win(u16),
+    /// The side to move loses (is mated after this many plies).
+    Loss(u16),
+    /// A draw whatever is played.
+    Draw,
+}
+
+impl Proven {
+    /// The value of a proven node for its side to move.
+    pub fn value(self) -> Option<f32> {
+        match self {
+            Proven::Unknown => None,
+            Proven::Win(_) => Some(1.0),
+            Proven::Loss(_) => Some(0.0),
+            Proven::Draw => Some(0.5),
+        }
+    }
+}
+
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// One node of the tree (an edge and its child, Lc0 style): the move into it and its statistics.
+#[derive(Debug, Clone)]
+pub struct Node {
+    /// Move from the parent (`None` at the root).
+    pub mv: Option<Move>,
+    parent: u32,
+    first_child: u32,
+    num_children: u32,
+    expanded: bool,
+    /// P(parent, mv).
+    pub prior: f32,
+    /// Q(parent, mv) from the network (or the rules), parent's side to move.
+    pub net_q: f32,
+    /// Completed visits.
+    pub n: u32,
+    /// Visits in flight (virtual loss).
+    vl: u32,
+    /// Sum of backed-up values from the point of view of the player who moved into this node.
+    w: f64,
+    /// Draw by repetition against the path and game history (value 0.5, not proven).
+    repetition: bool,
+    /// Solver state, from the point of view of the side to move at this node.
+    pub proven: Proven,
+}
+
+impl Node {
+    pub(crate) fn new(mv: Option<Move>, parent: u32) -> Node {
+        Node {
+            mv,
+            parent,
+            first_child: NONE,
+            num_children: 0,
+            expanded: false,
+            prior: 0.0,
+            net_q: 0.5,
+            n: 0,
+            vl: 0,
+            w: 0.0,
+            repetition: false,
+            proven: Proven::Unknown,
+        }
+    }
+
+    /// Mean value for the player who moved into this node (`None` before the first visit).
+    pub fn q(&self) -> Option<f64> {
+        (self.n > 0).then(|| self.w / f64::from(self.n))
+    }
+}
+
+/// Zobrist hash of a position (legal en-passant squares only, as the repetition rule).
+pub fn position_hash(pos: &Chess) -> u64 {
+    pos.zobrist_hash::<Zobrist64>(EnPassantMode::Legal).0
+}
+
+/// P(s, a) = (1 − ε)·softmax(Q/τ) over the `top_k` largest Q + ε/n (Schultz et al. 2025's prior
+/// from an action-value model). `top_k` 0 means all moves; τ ≤ 0 puts the softmax mass on the
+/// best move(s). Returns n priors summing to 1.
+pub fn priors(q: &[f32], temperature: f32, top_k: usize, uniform_mix: f32) -> Vec<f32> {
+    let n = q.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let eps = uniform_mix.clamp(0.0, 1.0);
+    let k = if top_k == 0 { n } else { top_k.min(n) };
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| q[b].total_cmp(&q[a]).then(a.cmp(&b)));
+    let top = &order[..k];
+    let max = q[top[0]];
+    let weights: Vec<f64> = top
+        .iter()
+        .map(|&i| {
+            if temperature > 0.0 {
+                (f64::from(q[i] - max) / f64::from(temperature)).exp()
+            } else if q[i] == max {
+                1.0
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let total: f64 = weights.iter().sum();
+    let mut p = vec![eps / n as f32; n];
+    for (&i, w) in top.iter().zip(weights) {
+        p[i] += ((1.0 - f64::from(eps)) * w / total) as f32;
+    }
+    p
+}
+
+/// AlphaZero's exploration rate c(s) = c_init + ln((1 + N(s) + c_base)/c_base).
+pub fn c_puct(params: &MctsParams, parent_visits: f64) -> f64 {
+    f64::from(params.c_puct)
+        + ((1.0 + parent_visits + f64::from(params.c_puct_base)) / f64::from(params.c_puct_base))
+            .ln()
+}
+
+/// The PUCT score Q + c(s)·P·√N(s)/(1 + N(s, a)).
+pub fn puct_score(q: f64, prior: f32, c: f64, parent_visits: f64, child_visits: f64) -> f64 {
+    q + c * f64::from(prior) * parent_visits.sqrt() / (1.0 + child_visits)
+}
+
+#[cfg(test)]
+mod tests;

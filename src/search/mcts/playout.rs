@@ -1,0 +1,264 @@
+//! The playout loop: gather a minibatch of leaves (virtual loss), ask the evaluator, expand and
+//! back up; stop on a playout, depth or time limit, a proof, or the poll callback. Cached network
+//! results come from the evaluator's cache layer ([`Evaluator::probe`]).
+
+use super::tree::{Leaf, Tree, MAX_NODES};
+use super::{MctsParams, Proven};
+use crate::model::{EvalRequest, EvalStats, Evaluator};
+use shakmaty::{Move, Position};
+use std::time::Instant;
+
+/// A leaf waiting for the network: path and hash stack (its position, moves and hash are
+/// in the matching [`EvalRequest`]).
+type PendingLeaf = (Vec<u32>, Vec<u64>);
+
+/// Limits of one search; the poll callback may change them (e.g. `ponderhit` sets a deadline).
+#[derive(Debug, Clone, Default)]
+pub struct Limits {
+    /// `go nodes N`: playouts in this search.
+    pub playouts: Option<u64>,
+    /// `go depth D`: stop when the mean playout depth reaches D (as Lc0).
+    pub depth: Option<u32>,
+    /// Stop at this instant (the move's optimum time).
+    pub deadline: Option<Instant>,
+    /// `go infinite` or pondering: no early stop, no one-move shortcut.
+    pub infinite: bool,
+    /// `go searchmoves`: root moves allowed (empty: all).
+    pub searchmoves: Vec<Move>,
+}
+
+/// What a search did so far.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    /// When the search started.
+    pub start: Instant,
+    /// Playouts completed in this search (UCI `nodes` counts the root's visits, reused ones too).
+    pub playouts: u64,
+    /// Sum of playout depths (plies below the root).
+    pub depth_sum: u64,
+    /// Deepest playout.
+    pub seldepth: u32,
+    /// Descents that hit a leaf already in flight.
+    pub collisions: u64,
+    /// Network counters of this search.
+    pub eval: EvalStats,
+    /// The evaluation cache's fill, per mille (UCI `hashfull`).
+    pub hashfull: u32,
+    /// Wall time of the last minibatch (gather, network, backup): a deadline is not started
+    /// on when less than this is left.
+    pub last_batch: std::time::Duration,
+}
+
+impl Progress {
+    /// Mean playout depth, at least 1 once a playout is done.
+    pub fn mean_depth(&self) -> u32 {
+        if self.playouts == 0 {
+            0
+        } else {
+            ((self.depth_sum as f64 / self.playouts as f64).round() as u32).max(1)
+        }
+    }
+
+    /// Playouts per second.
+    pub fn nps(&self) -> u64 {
+        let s = self.start.elapsed().as_secs_f64();
+        if s > 0.0 {
+            (self.playouts as f64 / s) as u64
+        } else {
+            0
+        }
+    }
+}
+
+/// Why a search ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StopReason {
+    /// Playout, depth or time limit.
+    Limit,
+    /// The best move cannot change within the remaining budget.
+    Decided,
+    /// The root is proven.
+    Proven,
+    /// The poll callback asked to stop (`stop`, `quit`).
+    Signal,
+    /// Only one legal move (timed search).
+    OnlyMove,
+    /// [`MAX_NODES`] reached.
+    TreeFull,
+    /// The network failed; the tree so far stands.
+    Error(String),
+}
+
+/// Runs playouts from the tree's root until a limit, a proof or the poll callback stops it.
+/// `poll` runs after every minibatch with the tree, the limits (mutable) and the progress, and
+/// returns `true` to stop. The root must have legal moves.
+pub fn search(
+    tree: &mut Tree,
+    evaluator: &mut dyn Evaluator,
+    params: &MctsParams,
+    limits: &mut Limits,
+    poll: &mut dyn FnMut(&Tree, &mut Limits, &Progress) -> bool,
+) -> (StopReason, Progress) {
+    let base = evaluator.stats();
+    let mut progress = Progress {
+        start: Instant::now(),
+        playouts: 0,
+        depth_sum: 0,
+        seldepth: 0,
+        collisions: 0,
+        eval: EvalStats::default(),
+        hashfull: evaluator.hashfull(),
+        last_batch: std::time::Duration::ZERO,
+    };
+    let minibatch = params.minibatch.max(1);
+    tree.use_draw_score(params.draw_score.clamp(-0.5, 0.5));
+    let legal_root = tree.root_pos.legal_moves();
+    limits.searchmoves.retain(|m| legal_root.contains(m));
+    let root_moves = if limits.searchmoves.is_empty() {
+        legal_root.len()
+    } else {
+        limits.searchmoves.len()
+    };
+    let reason = loop {
+        if tree.nodes[0].expanded {
+            if tree.nodes[0].proven != Proven::Unknown && limits.searchmoves.is_empty() {
+                break StopReason::Proven;
+            }
+            if root_moves == 1 && !limits.infinite && limits.deadline.is_some() {
+                break StopReason::OnlyMove;
+            }
+        }
+        if let Some(r) = limit_reached(tree, limits, &progress) {
+            break r;
+        }
+        if tree.nodes.len() + minibatch * 256 > MAX_NODES {
+            break StopReason::TreeFull;
+        }
+        // Gather a minibatch.
+        let batch_start = Instant::now();
+        let mut pending: Vec<PendingLeaf> = Vec::new();
+        let mut requests: Vec<EvalRequest> = Vec::new();
+        for _ in 0..minibatch {
+            if let Some(cap) = limits.playouts {
+                if progress.playouts + pending.len() as u64 >= cap {
+                    break;
+                }
+            }
+            match tree.select_leaf(params, &limits.searchmoves) {
+                Leaf::Value { path, value } => {
+                    record_depth(&mut progress, path.len());
+                    tree.backup(&path, value);
+                }
+                Leaf::Collision { path } => {
+                    progress.collisions += 1;
+                    tree.undo_virtual(&path);
+                    break;
+                }
+                Leaf::Eval { path, pos, stack } => {
+                    let hash = *stack.last().expect("the stack holds the leaf");
+                    let moves: Vec<Move> = pos.legal_moves().into_iter().collect();
+                    let leaf = *path.last().expect("paths are non-empty");
+                    if let Some(q) = evaluator.probe(hash, moves.len()) {
+                        let v = tree.expand(leaf, &pos, &stack, &moves, &q, params);
+                        record_depth(&mut progress, path.len());
+                        tree.backup(&path, v);
+                    } else {
+                        requests.push(EvalRequest { pos, moves, hash });
+                        pending.push((path, stack));
+                    }
+                }
+            }
+        }
+        if !pending.is_empty() {
+            match evaluator.evaluate(&requests) {
+                Ok(qs) => {
+                    for (((path, stack), req), q) in pending.into_iter().zip(&requests).zip(qs) {
+                        let leaf = *path.last().expect("paths are non-empty");
+                        let v = tree.expand(leaf, &req.pos, &stack, &req.moves, &q, params);
+                        record_depth(&mut progress, path.len());
+                        tree.backup(&path, v);
+                    }
+                }
+                Err(e) => {
+                    for (path, ..) in &pending {
+                        tree.undo_virtual(path);
+                    }
+                    progress.eval = delta(evaluator.stats(), base);
+                    break StopReason::Error(e.to_string());
+                }
+            }
+        }
+        progress.eval = delta(evaluator.stats(), base);
+        progress.hashfull = evaluator.hashfull();
+        progress.last_batch = batch_start.elapsed();
+        if poll(tree, limits, &progress) {
+            break StopReason::Signal;
+        }
+    };
+    progress.eval = delta(evaluator.stats(), base);
+    progress.hashfull = evaluator.hashfull();
+    (reason, progress)
+}
+
+fn record_depth(progress: &mut Progress, path_len: usize) {
+    let depth = (path_len - 1) as u32;
+    progress.playouts += 1;
+    progress.depth_sum += u64::from(depth);
+    progress.seldepth = progress.seldepth.max(depth);
+}
+
+fn delta(now: EvalStats, base: EvalStats) -> EvalStats {
+    EvalStats {
+        runs: now.runs - base.runs,
+        rows: now.rows - base.rows,
+        positions: now.positions - base.positions,
+        time: now.time.saturating_sub(base.time),
+    }
+}
+
+/// Playout, depth and time limits, and the early stop when the most visited root move cannot be
+/// overtaken by the playouts the remaining budget allows.
+fn limit_reached(tree: &Tree, limits: &Limits, progress: &Progress) -> Option<StopReason> {
+    if let Some(cap) = limits.playouts {
+        if progress.playouts >= cap {
+            return Some(StopReason::Limit);
+        }
+    }
+    if let Some(d) = limits.depth {
+        if progress.playouts > 0 && progress.mean_depth() >= d {
+            return Some(StopReason::Limit);
+        }
+    }
+    let now = Instant::now();
+    if let Some(deadline) = limits.deadline {
+        if now + progress.last_batch >= deadline {
+            return Some(StopReason::Limit);
+        }
+    }
+    if limits.infinite || progress.playouts < 2 {
+        return None;
+    }
+    let by_nodes = limits.playouts.map(|cap| cap - progress.playouts);
+    let by_time = limits.deadline.map(|d| {
+        let rate = progress.playouts as f64 / progress.start.elapsed().as_secs_f64().max(1e-3);
+        (rate * (d - now).as_secs_f64()).ceil() as u64
+    });
+    let remaining = match (by_nodes, by_time) {
+        (Some(a), Some(b)) => a.min(b),
+        (Some(a), None) | (None, Some(a)) => a,
+        (None, None) => return None,
+    };
+    let mut visits: Vec<u32> = tree
+        .children(0)
+        .map(|c| &tree.nodes[c as usize])
+        .filter(|c| {
+            limits.searchmoves.is_empty() || c.mv.is_some_and(|m| limits.searchmoves.contains(&m))
+        })
+        .map(|c| c.n)
+        .collect();
+    visits.sort_unstable_by(|a, b| b.cmp(a));
+    match visits.as_slice() {
+        [best, second, ..] if u64::from(best - second) > remaining => Some(StopReason::Decided),
+        _ => None,
+    }
+}

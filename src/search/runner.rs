@@ -1,0 +1,364 @@
+//! The search thread shared by every [`Search`] implementation: one worker thread per search
+//! object, a job queue, the answer protocol and the hard-limit timer.
+//!
+//! Threading and ownership: the engine thread calls the [`Search`] methods; they only send jobs,
+//! set flags on the search's [`Control`] and arm the timer, so they never block (except
+//! [`Search::wait`] and [`Search::shutdown`], which are meant to). The worker thread runs jobs in
+//! order: for a search it locks the shared network for the whole search, calls the
+//! [`Algorithm`], and prints the answer through the [`SearchSink`]. UCI rules kept here: no
+//! `bestmove` before `stop` (or `ponderhit`) for `go infinite` / `go ponder`; exactly one
+//! `bestmove` per `go`. The worker's job loop is the one place on this thread where a panic is
+//! caught: it becomes an `info string` error and a fallback `bestmove`.
+
+use super::control::Control;
+use super::sink::SearchSink;
+use super::{fallback_bestmove, Search, SearchRequest};
+use crate::model::runtime::panic_message;
+use crate::model::{NetworkSlot, Note, SharedNetwork};
+use crate::time::{self, TimeManager};
+use crate::uci::out::Out;
+use crate::uci::output::{BestMove, Info};
+use crossbeam_channel::{unbounded, Receiver, Sender};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use thiserror::Error;
+
+/// Why a search could not produce its own move (the runner then plays the fallback move).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum SearchError {
+    /// No network is loaded.
+    #[error("no network loaded")]
+    NoNetwork,
+    /// The network failed.
+    #[error("network evaluation failed: {0}")]
+    Network(#[from] crate::model::ModelError),
+    /// MCTS ended before its first evaluation.
+    #[error("MCTS ended before the first evaluation")]
+    NoEvaluation,
+}
+
+/// A search's result: its final info lines and its move.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// Final `info` lines (one per MultiPV entry).
+    pub infos: Vec<Info>,
+    /// The move (and ponder move) to play.
+    pub best: BestMove,
+}
+
+/// What a search algorithm implements; [`Runner`] turns it into a [`Search`].
+pub trait Algorithm: Send + 'static {
+    /// The `SearchMode` value.
+    fn name(&self) -> &'static str;
+
+    /// Searches `request` on the loaded network `net` until a limit, `ctl.stopped()` or (for a
+    /// ponder search) `ctl.ponderhit_seen()`; progress goes to `sink.info`, diagnostics to
+    /// `sink.note`/`sink.error`. The root has legal moves and a network is loaded.
+    ///
+    /// # Errors
+    /// The search has no move of its own (the runner plays the fallback move).
+    fn think(
+        &mut self,
+        net: &mut NetworkSlot,
+        request: &SearchRequest,
+        ctl: &Control,
+        sink: &SearchSink,
+    ) -> Result<Outcome, SearchError>;
+
+    /// `ucinewgame`: drop state that belongs to the old game.
+    fn new_game(&mut self) {}
+}
+
+enum Job {
+    Search {
+        request: Box<SearchRequest>,
+        ctl: Arc<Control>,
+        sink: SearchSink,
+        fallback: BestMove,
+    },
+    NewGame,
+}
+
+/// The search the engine last started.
+struct Current {
+    ctl: Arc<Control>,
+    sink: SearchSink,
+    time: TimeManager,
+    pondering: bool,
+    fallback: BestMove,
+}
+
+/// A [`Search`] made of an [`Algorithm`] on its own worker thread.
+pub struct Runner {
+    name: &'static str,
+    jobs: Option<Sender<Job>>,
+    pending: Arc<AtomicUsize>,
+    current: Option<Current>,
+    out: Out,
+}
+
+impl Runner {
+    /// Starts the worker thread for `algorithm` on the shared network, reporting through `out`.
+    pub fn spawn<A: Algorithm>(algorithm: A, net: SharedNetwork, out: Out) -> Runner {
+        let (tx, rx) = unbounded();
+        let pending = Arc::new(AtomicUsize::new(0));
+        let name = algorithm.name();
+        let worker = Worker {
+            algorithm,
+            net,
+            pending: Arc::clone(&pending),
+            released: false,
+        };
+        let spawned = std::thread::Builder::new()
+            .name(format!("glimpse-{name}"))
+            .spawn(move || worker.run(rx));
+        let jobs = match spawned {
+            Ok(_) => Some(tx),
+            Err(e) => {
+                out.error(&format!("cannot start the search thread: {e}"));
+                None
+            }
+        };
+        Runner {
+            name,
+            jobs,
+            pending,
+            current: None,
+            out,
+        }
+    }
+
+    fn send(&mut self, job: Job) -> bool {
+        self.pending.fetch_add(1, Ordering::SeqCst);
+        let sent = self.jobs.as_ref().is_some_and(|j| j.send(job).is_ok());
+        if !sent {
+            self.pending.fetch_sub(1, Ordering::SeqCst);
+            self.out.error("the search worker is gone");
+        }
+        sent
+    }
+
+    /// Arms the hard-limit timer for the current search: at the hard deadline it sets the stop
+    /// flag and, unless the search answered, plays the fallback move.
+    fn arm(&self, hard: Option<Instant>) {
+        let (Some(deadline), Some(c)) = (hard, self.current.as_ref()) else {
+            return;
+        };
+        let (ctl, sink, waiter, fallback) = (
+            Arc::clone(&c.ctl),
+            c.sink.clone(),
+            c.sink.clone(),
+            c.fallback.clone(),
+        );
+        time::arm_hard_limit(
+            deadline,
+            move |d| waiter.wait_until(Some(d)),
+            move || {
+                ctl.stop();
+                sink.note(
+                    "warning: no network answer within the time budget; playing a fallback move",
+                );
+                sink.bestmove(&[], &fallback);
+            },
+        );
+    }
+}
+
+impl Drop for Runner {
+    fn drop(&mut self) {
+        if let Some(c) = &self.current {
+            c.ctl.stop();
+        }
+    }
+}
+
+impl Search for Runner {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn start(&mut self, request: SearchRequest) {
+        self.stop();
+        let fallback = fallback_bestmove(&request.game, &request.searchmoves);
+        let deadlines = request.time.at_go(request.start);
+        let ctl = Arc::new(Control::new(deadlines));
+        let sink = SearchSink::new(self.out.clone());
+        self.current = Some(Current {
+            ctl: Arc::clone(&ctl),
+            sink: sink.clone(),
+            time: request.time,
+            pondering: request.go.ponder,
+            fallback: fallback.clone(),
+        });
+        let job = Job::Search {
+            request: Box::new(request),
+            ctl,
+            sink: sink.clone(),
+            fallback: fallback.clone(),
+        };
+        if !self.send(job) {
+            sink.bestmove(&[], &fallback);
+            return;
+        }
+        self.arm(deadlines.hard());
+    }
+
+    fn stop(&mut self) {
+        if let Some(c) = &self.current {
+            if !c.sink.is_answered() {
+                c.ctl.stop();
+            }
+        }
+    }
+
+    fn ponderhit(&mut self) -> bool {
+        let Some(c) = self.current.as_mut() else {
+            return false;
+        };
+        if !c.pondering || c.sink.is_answered() {
+            return false;
+        }
+        c.pondering = false;
+        // Our clock runs from now: the same budget, measured from ponderhit.
+        let deadlines = c.time.at_ponderhit(Instant::now());
+        c.ctl.ponderhit(deadlines);
+        self.arm(deadlines.hard());
+        true
+    }
+
+    fn wait(&mut self) {
+        if let Some(c) = &self.current {
+            c.sink.wait_until(None);
+        }
+    }
+
+    fn searching(&self) -> bool {
+        self.current.as_ref().is_some_and(|c| !c.sink.is_answered())
+    }
+
+    fn busy(&self) -> bool {
+        self.pending.load(Ordering::SeqCst) > 0
+    }
+
+    fn new_game(&mut self) {
+        self.send(Job::NewGame);
+    }
+
+    fn shutdown(&mut self, limit: Duration) {
+        self.stop();
+        let deadline = Instant::now() + limit;
+        while self.busy() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+}
+
+/// The worker thread's state.
+struct Worker<A: Algorithm> {
+    algorithm: A,
+    net: SharedNetwork,
+    pending: Arc<AtomicUsize>,
+    released: bool,
+}
+
+impl<A: Algorithm> Worker<A> {
+    /// Marks the current job finished for the engine (`busy`), once, before its `bestmove` goes
+    /// out, so the engine never sees a stale "busy" after an answer.
+    fn release(&mut self) {
+        if !self.released {
+            self.released = true;
+            self.pending.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    fn run(mut self, jobs: Receiver<Job>) {
+        for job in jobs {
+            self.released = false;
+            let answer = match &job {
+                Job::Search { sink, fallback, .. } => Some((sink.clone(), fallback.clone())),
+                Job::NewGame => None,
+            };
+            if let Err(p) = catch_unwind(AssertUnwindSafe(|| self.job(job))) {
+                let msg = format!(
+                    "internal error in the search worker: {}",
+                    panic_message(p.as_ref())
+                );
+                self.release();
+                if let Some((sink, best)) = answer {
+                    sink.error(&msg);
+                    sink.bestmove(&[], &best);
+                } else {
+                    eprintln!("glimpse: error: {msg}");
+                }
+            }
+            self.release();
+        }
+    }
+
+    fn job(&mut self, job: Job) {
+        match job {
+            Job::NewGame => {
+                self.algorithm.new_game();
+                self.release();
+            }
+            Job::Search {
+                request,
+                ctl,
+                sink,
+                fallback,
+            } => self.search(&request, &ctl, &sink, fallback),
+        }
+    }
+
+    fn search(
+        &mut self,
+        req: &SearchRequest,
+        ctl: &Control,
+        sink: &SearchSink,
+        fallback: BestMove,
+    ) {
+        let net = Arc::clone(&self.net);
+        let mut net = net.lock();
+        let (infos, best) = if req.game.legal_moves().is_empty() {
+            (
+                Vec::new(),
+                BestMove {
+                    mv: None,
+                    ponder: None,
+                },
+            )
+        } else if !net.ensure(&req.key, &mut |n| match n {
+            Note::Info(m) => sink.note(&m),
+            Note::Error(m) => sink.error(&m),
+        }) {
+            sink.error("no network loaded; playing a fallback move (set WeightsFile)");
+            (Vec::new(), fallback)
+        } else {
+            match self.algorithm.think(&mut net, req, ctl, sink) {
+                Ok(o) => (o.infos, o.best),
+                Err(e) => {
+                    sink.error(&format!("{e}; playing a fallback move"));
+                    (Vec::new(), fallback)
+                }
+            }
+        };
+        drop(net);
+        let (infinite, ponder) = (req.go.infinite, req.go.ponder);
+        if ctl.stopped() || (ctl.ponderhit_seen() && !infinite) || !(infinite || ponder) {
+            self.release();
+            sink.bestmove(&infos, &best);
+        } else {
+            // UCI: no bestmove before `stop` (or `ponderhit` for a ponder search).
+            sink.info(&infos);
+            ctl.wait_for_signal(!infinite);
+            self.release();
+            sink.bestmove(&[], &best);
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "runner_tests.rs"]
+mod tests;

@@ -1,0 +1,86 @@
+//! The search contract without a network: `start` returns at once, `go infinite` answers only
+//! after `stop`, `wait` blocks until the answer, and the answer is printed exactly once.
+
+use super::*;
+use crate::game::Game;
+use crate::model::{Backend, LoadKey};
+use crate::search::searchless::Searchless;
+use crate::uci::options::Options;
+use crate::uci::GoParams;
+use parking_lot::Mutex;
+
+#[derive(Clone, Default)]
+struct Buf(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Buf {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Buf {
+    fn text(&self) -> String {
+        String::from_utf8(self.0.lock().clone()).unwrap()
+    }
+}
+
+/// A request in a checkmated position: the runner answers without touching the network.
+fn mated(go: GoParams) -> SearchRequest {
+    let game = Game::from_fen("R5k1/5ppp/8/8/8/8/5PPP/6K1 b - - 0 1", false).unwrap();
+    let settings = Options::new(1).settings();
+    SearchRequest {
+        key: LoadKey {
+            weights: Some("/nonexistent.onnx".into()),
+            backend: Backend::Cpu,
+            threads: 1,
+        },
+        game,
+        searchmoves: Vec::new(),
+        time: TimeManager::new(&go, false, 0),
+        go,
+        settings,
+        temperature: 0.0,
+        u: 0.0,
+        start: Instant::now(),
+    }
+}
+
+#[test]
+fn infinite_answers_only_after_stop_and_once() {
+    let buf = Buf::default();
+    let out = Out::new(Box::new(buf.clone()));
+    let mut search = Runner::spawn(Searchless, NetworkSlot::shared(), out);
+    search.start(mated(GoParams {
+        infinite: true,
+        ..GoParams::default()
+    }));
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(search.searching(), "no bestmove before stop");
+    assert!(!buf.text().contains("bestmove"));
+    search.stop();
+    search.wait();
+    assert!(!search.searching());
+    search.shutdown(Duration::from_secs(2));
+    assert!(!search.busy());
+    assert_eq!(buf.text(), "bestmove (none)\n");
+}
+
+#[test]
+fn a_timed_search_answers_by_itself() {
+    let buf = Buf::default();
+    let out = Out::new(Box::new(buf.clone()));
+    let mut search = Runner::spawn(Searchless, NetworkSlot::shared(), out);
+    search.start(mated(GoParams {
+        movetime: Some(1000),
+        ..GoParams::default()
+    }));
+    search.wait();
+    search.stop(); // after the answer: nothing more is printed
+    search.shutdown(Duration::from_secs(2));
+    assert_eq!(buf.text(), "bestmove (none)\n");
+    assert!(!search.ponderhit(), "no ponder search to hit");
+}

@@ -1,0 +1,92 @@
+//! The one way a search answers: typed [`Info`] lines and exactly one [`BestMove`] per search,
+//! formatted by `uci::output` and written by the single writer ([`Out`]).
+//!
+//! Threading: a [`SearchSink`] is cloned into the search thread, the hard-limit timer and the
+//! engine; whoever answers first prints `bestmove`, every later answer is dropped, and info lines
+//! after the answer are dropped too.
+
+use crate::uci::out::Out;
+use crate::uci::output::{format_bestmove, format_info, BestMove, Info};
+use parking_lot::{Condvar, Mutex};
+use std::sync::Arc;
+use std::time::Instant;
+
+struct Answer {
+    answered: Mutex<bool>,
+    cv: Condvar,
+}
+
+/// The once-only answer of one search, and its diagnostics channel.
+#[derive(Clone)]
+pub struct SearchSink {
+    answer: Arc<Answer>,
+    out: Out,
+}
+
+impl SearchSink {
+    /// A sink for a search not yet answered, writing to `out`.
+    pub fn new(out: Out) -> SearchSink {
+        SearchSink {
+            answer: Arc::new(Answer {
+                answered: Mutex::new(false),
+                cv: Condvar::new(),
+            }),
+            out,
+        }
+    }
+
+    /// Prints `infos` then `bestmove` unless already answered; returns whether it printed.
+    pub fn bestmove(&self, infos: &[Info], best: &BestMove) -> bool {
+        let mut answered = self.answer.answered.lock();
+        if *answered {
+            return false;
+        }
+        let mut all: Vec<String> = infos.iter().map(format_info).collect();
+        all.push(format_bestmove(best));
+        self.out.lines(&all);
+        *answered = true;
+        self.answer.cv.notify_all();
+        true
+    }
+
+    /// Prints `infos` (progress, or the final lines of a search that waits for `stop`) unless
+    /// the search has been answered.
+    pub fn info(&self, infos: &[Info]) {
+        let answered = self.answer.answered.lock();
+        if !*answered {
+            let lines: Vec<String> = infos.iter().map(format_info).collect();
+            self.out.lines(&lines);
+        }
+    }
+
+    /// A remark as `info string` (always printed).
+    pub fn note(&self, msg: &str) {
+        self.out.info_string(msg);
+    }
+
+    /// An error as `info string error: …` and on stderr (always printed).
+    pub fn error(&self, msg: &str) {
+        self.out.error(msg);
+    }
+
+    /// Whether `bestmove` has been printed.
+    pub fn is_answered(&self) -> bool {
+        *self.answer.answered.lock()
+    }
+
+    /// Waits until answered or `deadline` (`None`: no limit); returns whether it was answered.
+    pub fn wait_until(&self, deadline: Option<Instant>) -> bool {
+        let mut answered = self.answer.answered.lock();
+        while !*answered {
+            match deadline {
+                Some(d) => {
+                    if self.answer.cv.wait_until(&mut answered, d).timed_out() {
+                        return *answered;
+                    }
+                }
+                None => self.answer.cv.wait(&mut answered),
+            }
+        }
+        true
+    }
+}

@@ -1,0 +1,155 @@
+//! The option table: every UCI option declared once (name, type, default, range, where it is
+//! applied, help). MCTS defaults come from `crate::search::mcts::defaults`, their one place.
+
+use super::*;
+use crate::search::mcts::defaults as mcts;
+
+/// The ORT thread default: the available cores, at most 2 (leaves a GUI and an opponent room).
+pub fn default_threads(cores: usize) -> i64 {
+    cores.clamp(1, 2) as i64
+}
+
+/// Every option, in listing order. `cores` bounds `Threads`.
+pub fn declarations(cores: usize) -> Vec<OptionDecl> {
+    let cores = cores.max(1) as i64;
+    vec![
+        OptionDecl {
+            name: WEIGHTS_FILE.name,
+            applies: Applies::Network,
+            kind: OptionKind::Text { default: EMBEDDED },
+            help: "ONNX network file; <embedded> is the net built into the binary",
+        },
+        OptionDecl {
+            name: BACKEND.name,
+            applies: Applies::Network,
+            kind: OptionKind::Combo { default: "cpu", vars: &["cpu", "cuda", "tensorrt"] },
+            help: "ONNX Runtime execution provider; a GPU provider that cannot start falls back to cpu",
+        },
+        OptionDecl {
+            name: THREADS.name,
+            applies: Applies::Network,
+            kind: OptionKind::Spin { default: default_threads(cores as usize), min: 1, max: 256 },
+            help: "ONNX Runtime intra-op threads used by one forward pass",
+        },
+        OptionDecl {
+            name: MULTI_PV.name,
+            applies: Applies::Search,
+            kind: OptionKind::Spin { default: 1, min: 1, max: 256 },
+            help: "number of best moves reported with an info line each",
+        },
+        OptionDecl {
+            name: SHOW_WDL.name,
+            applies: Applies::Search,
+            kind: OptionKind::Check { default: false },
+            help: "add 'wdl W D L' (per mille, draws 0: the net predicts an expected score) to info lines",
+        },
+        OptionDecl {
+            name: CHESS960.name,
+            applies: Applies::Position,
+            kind: OptionKind::Check { default: false },
+            help: "Chess960: castling is written king-takes-rook (e1h1)",
+        },
+        OptionDecl {
+            name: PONDER.name,
+            applies: Applies::Search,
+            kind: OptionKind::Check { default: false },
+            help: "the GUI may ponder; bestmove then carries a ponder move (one extra forward pass)",
+        },
+        OptionDecl {
+            name: MOVE_OVERHEAD.name,
+            applies: Applies::Search,
+            kind: OptionKind::Spin { default: 30, min: 0, max: 5000 },
+            help: "milliseconds kept in reserve per move for GUI and network lag",
+        },
+        OptionDecl {
+            name: TEMPERATURE.name,
+            applies: Applies::Search,
+            kind: OptionKind::Float { default: 0.0, min: 0.0, max: 1.0 },
+            help: "sample moves from softmax(win probability / T); 0 plays the best move (paper: 0.005)",
+        },
+        OptionDecl {
+            name: TEMP_DECAY_MOVES.name,
+            applies: Applies::Search,
+            kind: OptionKind::Spin { default: 0, min: 0, max: 1000 },
+            help: "Temperature applies while the full-move number is at most this; 0 means in every move",
+        },
+        OptionDecl {
+            name: SEED.name,
+            applies: Applies::Engine,
+            kind: OptionKind::Spin { default: 0, min: 0, max: i64::from(i32::MAX) },
+            help: "random seed for Temperature; 0 draws a fresh seed, other values repeat at each ucinewgame",
+        },
+        OptionDecl {
+            name: SEARCH_MODE.name,
+            applies: Applies::Search,
+            kind: OptionKind::Combo { default: "searchless", vars: crate::search::MODES },
+            help: "searchless: one batched pass, play the best move (the paper); mcts: PUCT tree search on the same net",
+        },
+        OptionDecl {
+            name: HASH.name,
+            applies: Applies::Mcts,
+            kind: OptionKind::Spin { default: mcts::HASH_MB, min: 1, max: 65536 },
+            help: "MCTS: MB for the cache of network results by position",
+        },
+        OptionDecl {
+            name: CPUCT.name,
+            applies: Applies::Mcts,
+            kind: OptionKind::Float { default: mcts::C_PUCT, min: 0.0, max: 100.0 },
+            help: "MCTS: c_init of c(s) = c_init + ln((1 + N + c_base)/c_base) (AlphaZero)",
+        },
+        OptionDecl {
+            name: CPUCT_BASE.name,
+            applies: Applies::Mcts,
+            kind: OptionKind::Float { default: mcts::C_PUCT_BASE, min: 1.0, max: 1e9 },
+            help: "MCTS: c_base of c(s) (AlphaZero)",
+        },
+        OptionDecl {
+            name: FPU_REDUCTION.name,
+            applies: Applies::Mcts,
+            kind: OptionKind::Float { default: mcts::FPU_REDUCTION, min: -1.0, max: 1.0 },
+            help: "MCTS: unvisited move's Q = parent Q minus this times sqrt(visited prior mass) (Lc0 FPU)",
+        },
+        OptionDecl {
+            name: POLICY_TEMPERATURE.name,
+            applies: Applies::Mcts,
+            kind: OptionKind::Float { default: mcts::POLICY_TEMPERATURE, min: 0.0, max: 10.0 },
+            help: "MCTS: priors = softmax(Q / this) over the top PolicyTopK moves, Q in win probability",
+        },
+        OptionDecl {
+            name: POLICY_TOP_K.name,
+            applies: Applies::Mcts,
+            kind: OptionKind::Spin { default: mcts::POLICY_TOP_K, min: 0, max: 256 },
+            help: "MCTS: moves that share the softmax prior (0 = all)",
+        },
+        OptionDecl {
+            name: POLICY_UNIFORM_MIX.name,
+            applies: Applies::Mcts,
+            kind: OptionKind::Float { default: mcts::POLICY_UNIFORM_MIX, min: 0.0, max: 1.0 },
+            help: "MCTS: share of the prior spread uniformly over all legal moves",
+        },
+        OptionDecl {
+            name: MOP_UP.name,
+            applies: Applies::Mcts,
+            kind: OptionKind::Check { default: mcts::MOP_UP },
+            help: "MCTS: in K+Q/R vs K the value comes from a mop-up rule (lone king to the edge, kings together) instead of the net",
+        },
+        OptionDecl {
+            name: DRAW_SCORE.name,
+            applies: Applies::Mcts,
+            kind: OptionKind::Spin { default: mcts::DRAW_SCORE, min: -100, max: 100 },
+            help: "MCTS: a draw's value for the engine, -100 (a loss) .. 100 (a win) as Lc0; negative avoids draws (contempt)",
+        },
+        OptionDecl {
+            name: MINIBATCH_SIZE.name,
+            applies: Applies::Mcts,
+            kind: OptionKind::Spin { default: mcts::MINIBATCH, min: 1, max: 1024 },
+            help: "MCTS: leaves gathered (with virtual loss) per network run",
+        },
+        OptionDecl {
+            name: LOG_FILE.name,
+            applies: Applies::Output,
+            kind: OptionKind::Text { default: "" },
+            help: "append every UCI line in (>>) and out (<<) to this file; empty disables",
+        },
+    ]
+}
