@@ -1,4 +1,4 @@
-//! Embeds `weights/glimpse-mav.onnx` (the one-pass default net; keep in step with
+//! Embeds `weights/glimpse-l6d128-c2.onnx` (the default net; keep in step with
 //! `EMBEDDED_PATH` in `src/weights.rs`) into the binary when it exists (see `src/weights.rs`).
 
 use std::env;
@@ -8,7 +8,7 @@ use std::path::PathBuf;
 fn main() {
     let manifest =
         PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
-    let net = manifest.join("weights").join("glimpse-mav.onnx");
+    let net = manifest.join("weights").join("glimpse-l6d128-c2.onnx");
     println!("cargo:rerun-if-changed=weights");
     println!("cargo:rerun-if-changed={}", net.display());
     let out =

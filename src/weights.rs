@@ -1,13 +1,13 @@
 //! The embedded default network.
 //!
-//! `build.rs` embeds `weights/glimpse-mav.onnx` (the one-pass multi-action-value net, issue 5) with `include_bytes!` when that file exists at
+//! `build.rs` embeds `weights/glimpse-l6d128-c2.onnx` (the campaign's one-pass net, issue 13) with `include_bytes!` when that file exists at
 //! build time, so the binary alone plays. Without it the slice is empty and the engine asks for
 //! `setoption name WeightsFile value <file.onnx>`.
 
 include!(concat!(env!("OUT_DIR"), "/embedded_weights.rs"));
 
 /// Name of the embedded file in the source tree.
-pub const EMBEDDED_PATH: &str = "weights/glimpse-mav.onnx";
+pub const EMBEDDED_PATH: &str = "weights/glimpse-l6d128-c2.onnx";
 
 /// The embedded network, or `None` when the binary was built without one.
 pub fn embedded() -> Option<&'static [u8]> {

@@ -282,11 +282,11 @@ def engine_info(spec: EngineSpec, protocol: RecordingUciProtocol) -> EngineInfo:
             digest = sha256_file(value)
             break
     if digest is None and not weights and id_name.lower().startswith("glimpse"):
-        # The default net is weights/glimpse-mav.onnx embedded at build time: name that file's hash
+        # The default net is weights/glimpse-l6d128-c2.onnx embedded at build time: name that file's hash
         # unless the engine reports one itself (below).
-        net = REPO_ROOT / "weights" / "glimpse-mav.onnx"
+        net = REPO_ROOT / "weights" / "glimpse-l6d128-c2.onnx"
         if net.exists() and Path(spec.command[0]).resolve().is_relative_to(REPO_ROOT):
-            weights = "embedded (weights/glimpse-mav.onnx at build time)"
+            weights = "embedded (weights/glimpse-l6d128-c2.onnx at build time)"
             digest = sha256_file(net)
     if not weights or weights.startswith("embedded"):
         for line in protocol.info_strings:
