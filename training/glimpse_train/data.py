@@ -61,6 +61,15 @@ def parse_line(line: str):
     return fen, moves
 
 
+def encode_line(line: str):
+    """One label line → (canonical FEN, 77 tokens, action ids, win probabilities, Stockfish order keys);
+    raises ValueError (malformed line or FEN) or KeyError (a move outside the action table)."""
+    fen, moves = parse_line(line)
+    cfen = canonical_fen(fen)
+    return (cfen, tokenize(cfen), [MOVE_TO_ACTION[m] for m, _ in moves], [parse_score(s) for _, s in moves],
+            [score_key(s) for _, s in moves])
+
+
 def label_files(shared: str, extra_dirs: list[str] | None = None) -> list[str]:
     files = sorted(glob.glob(os.path.join(shared, "data", "labels", "*.tsv.gz")))
     for d in extra_dirs or []:
@@ -82,26 +91,21 @@ def build_dataset(files: list[str], out_dir: str, max_positions: int = 0, log=pr
                 if not line.strip():
                     continue
                 try:
-                    fen, moves = parse_line(line)
-                    cfen = canonical_fen(fen)
+                    cfen, toks, acts, ps, ks = encode_line(line)
                     key = position_key(cfen)
                     if key in seen:
                         continue
-                    toks = tokenize(cfen)
-                    acts = [MOVE_TO_ACTION[m] for m, _ in moves]
-                    ps = [parse_score(s) for _, s in moves]
-                    ks = [score_key(s) for _, s in moves]
                 except (ValueError, KeyError):
                     bad += 1
                     continue
-                if not moves:
+                if not acts:
                     continue
                 seen.add(key)
                 idx = len(states)
                 states.append(toks)
                 val.append(is_validation(cfen))
                 fens.append(cfen)
-                row_pos.extend([idx] * len(moves))
+                row_pos.extend([idx] * len(acts))
                 row_action.extend(acts)
                 row_p.extend(ps)
                 row_key.extend(ks)
@@ -196,19 +200,14 @@ def _file_arrays(path: str, cache_dir: str) -> dict:
             if not line.strip():
                 continue
             try:
-                fen, moves = parse_line(line)
-                cfen = canonical_fen(fen)
-                toks = tokenize(cfen)
-                a = [MOVE_TO_ACTION[m] for m, _ in moves]
-                p = [parse_score(s) for _, s in moves]
-                k = [score_key(s) for _, s in moves]
+                cfen, toks, a, p, k = encode_line(line)
             except (ValueError, KeyError):
                 continue
-            if not moves:
+            if not a:
                 continue
             states.append(toks)
             keys.append(position_key(cfen))
-            counts.append(len(moves))
+            counts.append(len(a))
             act.extend(a)
             ps.extend(p)
             ks.extend(k)
