@@ -33,6 +33,9 @@ pub struct MoveValue {
     pub q: f32,
     /// Index of the most likely bucket (mover's point of view); 0 for a policy kind.
     pub mode: usize,
+    /// P(a | s) from the net's policy head, softmax over the requested moves (the
+    /// `multi_action_value_policy` kind; BC: its policy); `None` for a net without one.
+    pub prior: Option<f32>,
 }
 
 /// The network's answer to a batch.
@@ -43,6 +46,27 @@ pub struct Evaluated {
     pub rows: usize,
     /// One `Vec` per request, one value per requested move, in order.
     pub values: Vec<Vec<MoveValue>>,
+    /// Per request, the WDL head's `[win, draw, loss]` probabilities for the side to move
+    /// (Lc0's WDL head); empty for a net without one.
+    pub wdl: Vec<[f32; 3]>,
+}
+
+/// What an [`Evaluator`] returns for one position: a value per requested move and, from a net
+/// with a policy head, a prior per move.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Scores {
+    /// Q(s, a) per requested move, in [0, 1] (mover's win probability after the move).
+    pub q: Vec<f32>,
+    /// P(a | s) per requested move from the policy head, summing to 1; `None` without one
+    /// (MCTS then derives its priors from `q`).
+    pub policy: Option<Vec<f32>>,
+}
+
+impl From<Vec<f32>> for Scores {
+    /// Values without a policy.
+    fn from(q: Vec<f32>) -> Scores {
+        Scores { q, policy: None }
+    }
 }
 
 /// Counters an evaluator keeps for `bench` and the search's overhead report.
@@ -63,18 +87,19 @@ pub struct EvalStats {
 /// from the point of view of the side to move in that position (Q(s, a) of the paper's
 /// action-value predictor).
 pub trait Evaluator {
-    /// Q values, one `Vec` per request (same order, `moves.len()` values each).
+    /// Scores, one per request (same order, `moves.len()` values each, and as many priors
+    /// when the net has a policy head).
     ///
     /// # Errors
     /// Tokenizer or network failure; the search then ends with the best move found so far.
-    fn evaluate(&mut self, batch: &[EvalRequest]) -> Result<Vec<Vec<f32>>, ModelError>;
+    fn evaluate(&mut self, batch: &[EvalRequest]) -> Result<Vec<Scores>, ModelError>;
 
     /// Counters since creation.
     fn stats(&self) -> EvalStats;
 
-    /// Q values already known for a position (`hash`, with `n` moves) without running anything:
+    /// Scores already known for a position (`hash`, with `n` moves) without running anything:
     /// a cache layer answers, the network does not. The search asks while it gathers a batch.
-    fn probe(&mut self, _hash: u64, _n: usize) -> Option<Vec<f32>> {
+    fn probe(&mut self, _hash: u64, _n: usize) -> Option<Scores> {
         None
     }
 
@@ -95,6 +120,7 @@ impl Model {
             return Ok(Evaluated {
                 rows: 0,
                 values: Vec::new(),
+                wdl: Vec::new(),
             });
         }
         let kind = self.info().kind.spec();
@@ -131,7 +157,7 @@ impl<'a> Network<'a> {
 }
 
 impl Evaluator for Network<'_> {
-    fn evaluate(&mut self, batch: &[EvalRequest]) -> Result<Vec<Vec<f32>>, ModelError> {
+    fn evaluate(&mut self, batch: &[EvalRequest]) -> Result<Vec<Scores>, ModelError> {
         if batch.is_empty() {
             return Ok(Vec::new());
         }
@@ -144,7 +170,10 @@ impl Evaluator for Network<'_> {
         Ok(out
             .values
             .into_iter()
-            .map(|v| v.into_iter().map(|m| m.q).collect())
+            .map(|v| Scores {
+                q: v.iter().map(|m| m.q).collect(),
+                policy: v.iter().map(|m| m.prior).collect(),
+            })
             .collect())
     }
 

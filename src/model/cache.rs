@@ -4,7 +4,7 @@
 //! Ownership: the [`EvalCache`] outlives searches (MCTS keeps it between moves; `ucinewgame`
 //! clears it); a [`Cached`] evaluator borrows it and the inner evaluator for one search.
 
-use super::backend::{EvalRequest, EvalStats, Evaluator};
+use super::backend::{EvalRequest, EvalStats, Evaluator, Scores};
 use super::error::ModelError;
 use std::collections::HashMap;
 
@@ -12,7 +12,7 @@ use std::collections::HashMap;
 /// keeps what the current search needs).
 #[derive(Debug, Default)]
 pub struct EvalCache {
-    map: HashMap<u64, Box<[f32]>>,
+    map: HashMap<u64, Entry>,
     bytes: usize,
     budget: usize,
     /// Lookups that found an entry.
@@ -21,9 +21,16 @@ pub struct EvalCache {
     pub lookups: u64,
 }
 
-/// Approximate bytes one cache entry with `n` values takes.
-fn entry_bytes(n: usize) -> usize {
-    48 + 4 * n
+/// One stored result: Q per move and, from a net with a policy head, the priors.
+#[derive(Debug)]
+struct Entry {
+    q: Box<[f32]>,
+    policy: Option<Box<[f32]>>,
+}
+
+/// Approximate bytes an entry with `n` values (and priors, when `policy`) takes.
+fn entry_bytes(n: usize, policy: bool) -> usize {
+    64 + 4 * n * if policy { 2 } else { 1 }
 }
 
 impl EvalCache {
@@ -49,26 +56,33 @@ impl EvalCache {
         self.bytes = 0;
     }
 
-    /// The Q values stored for `hash` if they have `n` entries (counted as a lookup).
-    pub fn get(&mut self, hash: u64, n: usize) -> Option<&[f32]> {
+    /// The scores stored for `hash` if they have `n` moves (counted as a lookup).
+    pub fn get(&mut self, hash: u64, n: usize) -> Option<Scores> {
         self.lookups += 1;
-        let found = self.map.get(&hash).filter(|v| v.len() == n);
+        let found = self.map.get(&hash).filter(|v| v.q.len() == n);
         if found.is_some() {
             self.hits += 1;
         }
-        found.map(|v| &v[..])
+        found.map(|e| Scores {
+            q: e.q.to_vec(),
+            policy: e.policy.as_deref().map(<[f32]>::to_vec),
+        })
     }
 
-    /// Stores `q` for `hash` (clears first when the budget would be exceeded).
-    pub fn insert(&mut self, hash: u64, q: &[f32]) {
-        let cost = entry_bytes(q.len());
+    /// Stores `scores` for `hash` (clears first when the budget would be exceeded).
+    pub fn insert(&mut self, hash: u64, scores: &Scores) {
+        let cost = entry_bytes(scores.q.len(), scores.policy.is_some());
         if cost > self.budget {
             return;
         }
         if self.bytes + cost > self.budget {
             self.clear();
         }
-        if self.map.insert(hash, q.into()).is_none() {
+        let entry = Entry {
+            q: scores.q.as_slice().into(),
+            policy: scores.policy.as_deref().map(Into::into),
+        };
+        if self.map.insert(hash, entry).is_none() {
             self.bytes += cost;
         }
     }
@@ -107,7 +121,7 @@ impl<'a> Cached<'a> {
 }
 
 impl Evaluator for Cached<'_> {
-    fn evaluate(&mut self, batch: &[EvalRequest]) -> Result<Vec<Vec<f32>>, ModelError> {
+    fn evaluate(&mut self, batch: &[EvalRequest]) -> Result<Vec<Scores>, ModelError> {
         let out = self.inner.evaluate(batch)?;
         for (r, q) in batch.iter().zip(&out) {
             self.cache.insert(r.hash, q);
@@ -119,8 +133,8 @@ impl Evaluator for Cached<'_> {
         self.inner.stats()
     }
 
-    fn probe(&mut self, hash: u64, n: usize) -> Option<Vec<f32>> {
-        self.cache.get(hash, n).map(<[f32]>::to_vec)
+    fn probe(&mut self, hash: u64, n: usize) -> Option<Scores> {
+        self.cache.get(hash, n)
     }
 
     fn hashfull(&self) -> u32 {

@@ -14,7 +14,7 @@
 
 use super::actions::NUM_ACTIONS;
 use super::error::ModelError;
-use super::kinds::{self, ModelKind};
+use super::kinds::{self, ExtraOutput, ModelKind};
 use super::runtime::{guarded, runtime};
 use super::tokenizer::tokenize;
 use ort::environment::Environment;
@@ -114,6 +114,15 @@ pub struct ModelInfo {
     /// Execution provider actually in use.
     pub backend: Backend,
 }
+/// The outputs of one [`Model::run_moves_with`] call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MoveOutputs {
+    /// `log_probs`, `rows * moves * outputs` values, row-major.
+    pub log_probs: Vec<f32>,
+    /// The requested extra outputs, in request order, each flattened row-major.
+    pub extra: Vec<Vec<f32>>,
+}
+
 /// Where the model bytes come from.
 enum Source<'a> {
     File(&'a Path),
@@ -365,6 +374,20 @@ impl Model {
                 )));
             }
         }
+        for extra in kind.spec().extra_outputs() {
+            let found = outs.iter().find(|o| o.name() == extra.name);
+            match found.and_then(|o| outlet_shape(o.dtype())) {
+                Some((TensorElementType::Float32, dims)) if extra.accepts(&dims) => {}
+                other => {
+                    return Err(err(format!(
+                        "output {:?} must be float32 {} for {}, found {other:?}",
+                        extra.name,
+                        extra.shape_text(),
+                        kind.as_str()
+                    )))
+                }
+            }
+        }
         Ok(Model {
             info: ModelInfo {
                 kind,
@@ -462,6 +485,24 @@ impl Model {
         rows: usize,
         moves: usize,
     ) -> Result<Vec<f32>, ModelError> {
+        self.run_moves_with(tokens, actions, rows, moves, &[])
+            .map(|o| o.log_probs)
+    }
+
+    /// [`Model::run_moves`] that also reads the float32 outputs `extra` (declared by the kind and
+    /// checked at load), each flattened row-major with the sizes its [`ExtraOutput`] shape gives
+    /// for `rows` and `moves`. One ORT run.
+    ///
+    /// # Errors
+    /// As [`Model::run_moves`]; an extra output missing or of the wrong size.
+    pub fn run_moves_with(
+        &mut self,
+        tokens: &[i64],
+        actions: &[i64],
+        rows: usize,
+        moves: usize,
+        extra: &[ExtraOutput],
+    ) -> Result<MoveOutputs, ModelError> {
         let (seq_len, outputs) = (self.info.seq_len, self.info.outputs);
         let Some(actions_name) = self.actions_name.clone() else {
             return Err(ModelError::Input(format!(
@@ -482,7 +523,10 @@ impl Model {
             )));
         }
         if rows == 0 {
-            return Ok(Vec::new());
+            return Ok(MoveOutputs {
+                log_probs: Vec::new(),
+                extra: vec![Vec::new(); extra.len()],
+            });
         }
         if moves == 0 {
             return Err(ModelError::Input("no moves to score".into()));
@@ -524,7 +568,28 @@ impl Model {
                     "output shape {dims:?}, expected [{rows}, {moves}, {outputs}]"
                 )));
             }
-            Ok(data.to_vec())
+            let log_probs = data.to_vec();
+            let extra = extra
+                .iter()
+                .map(|x| {
+                    let value = result.get(x.name).ok_or_else(|| {
+                        ModelError::Inference(format!("output {:?} missing", x.name))
+                    })?;
+                    let (_, data) = value.try_extract_tensor::<f32>().map_err(|e| {
+                        ModelError::Inference(format!("cannot read output {:?}: {e}", x.name))
+                    })?;
+                    let want = x.len(rows, moves);
+                    if data.len() != want {
+                        return Err(ModelError::Inference(format!(
+                            "output {:?} has {} values, expected {want}",
+                            x.name,
+                            data.len()
+                        )));
+                    }
+                    Ok(data.to_vec())
+                })
+                .collect::<Result<_, _>>()?;
+            Ok(MoveOutputs { log_probs, extra })
         })
     }
 

@@ -16,6 +16,33 @@ use shakmaty::{Move, Position};
 /// Win probability given to a move after which the game would be a repetition draw.
 pub const REPETITION_VALUE: f32 = 0.5;
 
+/// What the searchless policy maximises (UCI `MoveChoice`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MoveChoice {
+    /// Q(s, a) after the rules: the paper's action-value policy (Ruoss et al., 2024, 2.2).
+    #[default]
+    Q,
+    /// The policy head's P(a | s) (nets of kind `multi_action_value_policy`); a mate in one
+    /// comes first, and a repetition draw is avoided while another move has Q > 0.5.
+    Policy,
+}
+
+/// The `MoveChoice` values, in option order.
+pub const MOVE_CHOICES: &[&str] = &["q", "policy"];
+/// The `MoveChoice` default.
+pub const MOVE_CHOICE_DEFAULT: &str = "q";
+
+impl MoveChoice {
+    /// Parses `q` or `policy` (case-insensitive).
+    pub fn parse(s: &str) -> Option<MoveChoice> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "q" => Some(MoveChoice::Q),
+            "policy" => Some(MoveChoice::Policy),
+            _ => None,
+        }
+    }
+}
+
 /// One legal move's score.
 #[derive(Debug, Clone)]
 pub struct MoveScore {
@@ -33,43 +60,65 @@ pub struct MoveScore {
     pub raw_win_prob: f32,
     /// Index of the most likely bucket (AV/SV); for BC, 0.
     pub bucket_mode: usize,
+    /// P(a | s) from the net's policy head (softmax over the moves scored together); `None`
+    /// without one.
+    pub policy: Option<f32>,
+    /// Whether the move allows a repetition draw (the rule set `win_prob` to 0.5).
+    pub repetition: bool,
 }
 
 /// Every legal move scored, in ascending action-id order.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Analysis {
     /// Scores in ascending action id.
     pub moves: Vec<MoveScore>,
     /// Network rows evaluated (UCI `nodes`): one per move for AV and SV, one per position for BC
     /// and MAV.
     pub evals: usize,
+    /// What [`Analysis::key`] orders by; `Q` unless set (and `Policy` only takes effect when
+    /// every move has a policy value).
+    pub choice: MoveChoice,
+    /// The WDL head's `[win, draw, loss]` for the side to move, when the net has one.
+    pub wdl: Option<[f32; 3]>,
 }
 
 impl Analysis {
-    /// Index (into `moves`) of the argmax of `win_prob`, first maximum in action order; `None` when
-    /// there are no legal moves.
+    /// The value the move at `i` is ranked by: `win_prob` under [`MoveChoice::Q`]; under
+    /// [`MoveChoice::Policy`] its policy probability, 2 for a mate in one, and 0 for a
+    /// repetition draw while some move has Q > 0.5.
+    pub fn key(&self, i: usize) -> f32 {
+        let m = &self.moves[i];
+        if self.choice != MoveChoice::Policy || self.moves.iter().any(|m| m.policy.is_none()) {
+            return m.win_prob;
+        }
+        if m.win_prob >= 1.0 {
+            return 2.0;
+        }
+        let winning = self.moves.iter().any(|o| !o.repetition && o.win_prob > 0.5);
+        if m.repetition && winning {
+            return 0.0;
+        }
+        m.policy.unwrap_or(0.0)
+    }
+
+    /// Index (into `moves`) of the argmax of [`Analysis::key`], first maximum in action order;
+    /// `None` when there are no legal moves.
     pub fn best(&self) -> Option<usize> {
         let mut best: Option<usize> = None;
-        for (i, m) in self.moves.iter().enumerate() {
+        for i in 0..self.moves.len() {
             match best {
-                Some(b) if self.moves[b].win_prob >= m.win_prob => {}
+                Some(b) if self.key(b) >= self.key(i) => {}
                 _ => best = Some(i),
             }
         }
         best
     }
 
-    /// Indices into `moves` sorted by descending `win_prob` (ties in action order), e.g. for
-    /// MultiPV output.
+    /// Indices into `moves` sorted by descending [`Analysis::key`] (ties in action order), e.g.
+    /// for MultiPV output.
     pub fn ranking(&self) -> Vec<usize> {
         let mut idx: Vec<usize> = (0..self.moves.len()).collect();
-        idx.sort_by(|&a, &b| {
-            self.moves[b]
-                .win_prob
-                .partial_cmp(&self.moves[a].win_prob)
-                .unwrap_or(std::cmp::Ordering::Equal)
-                .then(a.cmp(&b))
-        });
+        idx.sort_by(|&a, &b| self.key(b).total_cmp(&self.key(a)).then(a.cmp(&b)));
         idx
     }
 }
@@ -101,10 +150,7 @@ pub fn analyse(
         .collect::<Result<_, _>>()?;
     scored.sort_by_key(|&(a, _)| a);
     if scored.is_empty() {
-        return Ok(Analysis {
-            moves: Vec::new(),
-            evals: 0,
-        });
+        return Ok(Analysis::default());
     }
     let ordered: Vec<Move> = scored.iter().map(|&(_, m)| m).collect();
     let request = EvalRequest {
@@ -113,6 +159,7 @@ pub fn analyse(
         hash: 0,
     };
     let out = model.evaluate(std::slice::from_ref(&request))?;
+    let wdl = out.wdl.first().copied();
     let values = out
         .values
         .into_iter()
@@ -145,17 +192,22 @@ pub fn analyse(
                 win_prob,
                 raw_win_prob: value.q,
                 bucket_mode: value.mode,
+                policy: value.prior,
+                repetition: rep,
             }
         })
         .collect();
     Ok(Analysis {
         moves,
         evals: out.rows,
+        choice: MoveChoice::Q,
+        wdl,
     })
 }
 
-/// Samples a move index from softmax(win_prob / temperature) with a uniform draw `u` in [0, 1);
-/// `temperature <= 0` gives [`Analysis::best`]. A mating move is always chosen if present.
+/// Samples a move index from softmax(key / temperature) ([`Analysis::key`]: Q, or the policy
+/// probability) with a uniform draw `u` in [0, 1); `temperature <= 0` gives [`Analysis::best`].
+/// A mating move is always chosen if present.
 pub fn choose(analysis: &Analysis, temperature: f64, u: f64) -> Option<usize> {
     let moves = &analysis.moves;
     if moves.is_empty() {
@@ -167,13 +219,13 @@ pub fn choose(analysis: &Analysis, temperature: f64, u: f64) -> Option<usize> {
     if temperature.is_nan() || temperature <= 0.0 {
         return analysis.best();
     }
-    let max = moves
+    let keys: Vec<f64> = (0..moves.len())
+        .map(|i| f64::from(analysis.key(i)))
+        .collect();
+    let max = keys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let weights: Vec<f64> = keys
         .iter()
-        .map(|m| m.win_prob as f64)
-        .fold(f64::NEG_INFINITY, f64::max);
-    let weights: Vec<f64> = moves
-        .iter()
-        .map(|m| ((m.win_prob as f64 - max) / temperature).exp())
+        .map(|k| ((k - max) / temperature).exp())
         .collect();
     let total: f64 = weights.iter().sum();
     if !(total.is_finite() && total > 0.0) {
@@ -190,13 +242,14 @@ pub fn choose(analysis: &Analysis, temperature: f64, u: f64) -> Option<usize> {
     Some(moves.len() - 1)
 }
 
-/// Move indices by descending win probability, ties by ascending action id (the policy's order).
+/// Move indices by descending [`Analysis::key`], ties by ascending action id (the policy's order).
 pub fn ranked(analysis: &Analysis) -> Vec<usize> {
     let mut order: Vec<usize> = (0..analysis.moves.len()).collect();
     order.sort_by(|&a, &b| {
         let (ma, mb) = (&analysis.moves[a], &analysis.moves[b]);
-        mb.win_prob
-            .total_cmp(&ma.win_prob)
+        analysis
+            .key(b)
+            .total_cmp(&analysis.key(a))
             .then(ma.action.cmp(&mb.action))
     });
     order

@@ -17,6 +17,8 @@ fn score(action: u16, win_prob: f32) -> MoveScore {
         win_prob,
         raw_win_prob: win_prob,
         bucket_mode: 0,
+        policy: None,
+        repetition: false,
     }
 }
 
@@ -25,6 +27,7 @@ fn best_takes_first_maximum() {
     let a = Analysis {
         moves: vec![score(1, 0.2), score(5, 0.7), score(9, 0.7), score(10, 0.1)],
         evals: 4,
+        ..Analysis::default()
     };
     assert_eq!(a.best(), Some(1));
     assert_eq!(a.ranking(), vec![1, 2, 0, 3]);
@@ -32,6 +35,7 @@ fn best_takes_first_maximum() {
     let empty = Analysis {
         moves: vec![],
         evals: 0,
+        ..Analysis::default()
     };
     assert_eq!(empty.best(), None);
     assert_eq!(choose(&empty, 1.0, 0.5), None);
@@ -42,6 +46,7 @@ fn sampling_follows_the_softmax() {
     let a = Analysis {
         moves: vec![score(1, 0.5), score(2, 0.5)],
         evals: 2,
+        ..Analysis::default()
     };
     assert_eq!(choose(&a, 1.0, 0.0), Some(0));
     assert_eq!(choose(&a, 1.0, 0.49), Some(0));
@@ -51,12 +56,14 @@ fn sampling_follows_the_softmax() {
     let b = Analysis {
         moves: vec![score(1, 0.40), score(2, 0.60)],
         evals: 2,
+        ..Analysis::default()
     };
     assert_eq!(choose(&b, 0.005, 0.5), Some(1));
     // Mate in one wins regardless of the draw.
     let c = Analysis {
         moves: vec![score(1, 0.9), score(2, 1.0)],
         evals: 2,
+        ..Analysis::default()
     };
     assert_eq!(choose(&c, 10.0, 0.0), Some(1));
 }
@@ -71,6 +78,8 @@ fn ranking_is_by_value_then_action() {
         win_prob: p,
         raw_win_prob: p,
         bucket_mode: 0,
+        policy: None,
+        repetition: false,
     };
     let a = Analysis {
         moves: vec![
@@ -79,6 +88,47 @@ fn ranking_is_by_value_then_action() {
             mk("d2d4", 30, 0.6),
         ],
         evals: 3,
+        ..Analysis::default()
     };
     assert_eq!(ranked(&a), vec![1, 2, 0]);
+}
+
+#[test]
+fn move_choice_policy_ranks_by_the_policy_with_the_rules() {
+    let with = |action: u16, q: f32, p: f32, rep: bool| MoveScore {
+        policy: Some(p),
+        repetition: rep,
+        win_prob: if rep { REPETITION_VALUE } else { q },
+        raw_win_prob: q,
+        ..score(action, q)
+    };
+    let mut a = Analysis {
+        moves: vec![
+            with(1, 0.7, 0.2, false),
+            with(2, 0.6, 0.5, false),
+            with(3, 0.4, 0.3, false),
+        ],
+        ..Analysis::default()
+    };
+    assert_eq!(a.best(), Some(0), "Q unless asked");
+    a.choice = MoveChoice::Policy;
+    assert_eq!(a.best(), Some(1));
+    assert_eq!(a.ranking(), vec![1, 2, 0]);
+    assert_eq!(ranked(&a), vec![1, 2, 0]);
+    assert_eq!(choose(&a, 0.0, 0.5), Some(1));
+    // A repetition draw is not the policy's pick while another move wins (Q > 0.5)...
+    a.moves[1] = with(2, 0.6, 0.5, true);
+    assert_eq!(a.best(), Some(2));
+    // ...but is when every other move loses.
+    a.moves[0] = with(1, 0.3, 0.2, false);
+    assert_eq!(a.best(), Some(1));
+    // A mate in one comes first whatever the policy says.
+    a.moves[0].win_prob = 1.0;
+    assert_eq!(a.best(), Some(0));
+    // A move without a policy value (another kind) falls back to Q for all.
+    a.moves[2].policy = None;
+    assert_eq!(a.key(2), a.moves[2].win_prob);
+    assert_eq!(MoveChoice::parse(" Policy "), Some(MoveChoice::Policy));
+    assert_eq!(MoveChoice::parse("q"), Some(MoveChoice::Q));
+    assert_eq!(MoveChoice::parse("value"), None);
 }

@@ -3,7 +3,7 @@
 //! before the network sees them.
 
 use super::endgame::bare_king_value;
-pub use crate::model::backend::{EvalRequest, EvalStats, Evaluator, Network};
+pub use crate::model::backend::{EvalRequest, EvalStats, Evaluator, Network, Scores};
 use crate::model::ModelError;
 use shakmaty::Position;
 
@@ -29,24 +29,24 @@ impl<'e> MopUp<'e> {
 }
 
 impl Evaluator for MopUp<'_> {
-    fn evaluate(&mut self, batch: &[EvalRequest]) -> Result<Vec<Vec<f32>>, ModelError> {
-        let mut out: Vec<Option<Vec<f32>>> = Vec::with_capacity(batch.len());
+    fn evaluate(&mut self, batch: &[EvalRequest]) -> Result<Vec<Scores>, ModelError> {
+        let mut out: Vec<Option<Scores>> = Vec::with_capacity(batch.len());
         let mut forward = Vec::new();
         for r in batch {
             if bare_king_value(&r.pos).is_some() {
                 self.by_rule += 1;
-                out.push(Some(
-                    r.moves
-                        .iter()
-                        .map(|mv| {
-                            let mut child = r.pos.clone();
-                            child.play_unchecked(*mv);
-                            // Not a bare-king ending any more (the piece was taken): a draw by
-                            // material, which the search scores by the rules anyway.
-                            bare_king_value(&child).map_or(0.5, |v| 1.0 - v)
-                        })
-                        .collect(),
-                ));
+                let q: Vec<f32> = r
+                    .moves
+                    .iter()
+                    .map(|mv| {
+                        let mut child = r.pos.clone();
+                        child.play_unchecked(*mv);
+                        // Not a bare-king ending any more (the piece was taken): a draw by
+                        // material, which the search scores by the rules anyway.
+                        bare_king_value(&child).map_or(0.5, |v| 1.0 - v)
+                    })
+                    .collect();
+                out.push(Some(q.into()));
             } else {
                 out.push(None);
                 forward.push(r.clone());

@@ -114,7 +114,7 @@ pub fn evaluate(
     order.sort_by_key(|m| std::cmp::Reverse(prior(&req.game, m)));
     let mut merged = Analysis {
         moves: Vec::with_capacity(n),
-        evals: 0,
+        ..Analysis::default()
     };
     let mut done = 0;
     while done < n {
@@ -126,6 +126,7 @@ pub fn evaluate(
         let a = timed_analyse(net, &req.game, batch)?;
         row_ms = net.row_ms().unwrap_or(row_ms);
         merged.evals += a.evals;
+        merged.wdl = merged.wdl.or(a.wdl);
         merged.moves.extend(a.moves);
         done += batch.len();
     }
@@ -152,7 +153,8 @@ impl Algorithm for Searchless {
     ) -> Result<Outcome, SearchError> {
         let _ = ctl;
         let soft_ms = req.time.at_go(req.start).soft_ms;
-        let (analysis, partial) = evaluate(net, req, soft_ms, sink)?;
+        let (mut analysis, partial) = evaluate(net, req, soft_ms, sink)?;
+        analysis.choice = req.settings.move_choice;
         let first_pass = req.start.elapsed();
         let Some(chosen) = choose(&analysis, req.temperature, req.u) else {
             return Ok(Outcome {
@@ -173,7 +175,8 @@ impl Algorithm for Searchless {
             let mut next = req.game.clone();
             if next.push(analysis.moves[chosen].mv).is_ok() && !next.legal_moves().is_empty() {
                 if let Some(model) = net.model() {
-                    if let Ok(a) = analyse(model, &next, &[]) {
+                    if let Ok(mut a) = analyse(model, &next, &[]) {
+                        a.choice = req.settings.move_choice;
                         nodes += a.evals as u64;
                         ponder = a.best().map(|i| a.moves[i].uci.clone());
                     }
@@ -204,10 +207,12 @@ impl Algorithm for Searchless {
                     } else {
                         Score::Cp(win_prob_to_cp(p))
                     },
-                    wdl: req
-                        .settings
-                        .show_wdl
-                        .then(|| Wdl::from_win_prob(if mate { 1.0 } else { p })),
+                    // The WDL head (when the net has one) speaks for the position, so for the
+                    // move played; other lines split their Q.
+                    wdl: req.settings.show_wdl.then(|| match analysis.wdl {
+                        Some(w) if idx == chosen && !mate => Wdl::from_probs(w),
+                        _ => Wdl::from_win_prob(if mate { 1.0 } else { p }),
+                    }),
                     nodes,
                     nps,
                     time_ms: elapsed_ms,

@@ -26,6 +26,34 @@ pub struct Wdl {
 }
 
 impl Wdl {
+    /// Per mille from a WDL head's `[win, draw, loss]` probabilities (renormalised; rounding
+    /// goes to the draws so the three sum to 1000). Non-finite or all-zero input gives
+    /// `0 1000 0`.
+    pub fn from_probs(p: [f32; 3]) -> Wdl {
+        let p = p.map(|x| {
+            if x.is_finite() {
+                f64::from(x.max(0.0))
+            } else {
+                0.0
+            }
+        });
+        let total: f64 = p.iter().sum();
+        if total <= 0.0 {
+            return Wdl {
+                win: 0,
+                draw: 1000,
+                loss: 0,
+            };
+        }
+        let win = (p[0] / total * 1000.0).round() as u32;
+        let loss = ((p[2] / total * 1000.0).round() as u32).min(1000 - win);
+        Wdl {
+            win,
+            draw: 1000 - win - loss,
+            loss,
+        }
+    }
+
     /// The split Glimpse reports: the network predicts an expected score `p` (win probability in
     /// the Lichess sense, draws counting half), not a draw rate, so `w = round(1000·p)`, `d = 0`,
     /// `l = 1000 − w`. The expected score `(w + d/2)/1000` equals `p` up to rounding.

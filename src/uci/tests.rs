@@ -307,6 +307,17 @@ fn info_string_is_one_protocol_line_per_line() {
 }
 
 #[test]
+fn wdl_from_a_wdl_head() {
+    let w = Wdl::from_probs([0.5, 0.3, 0.2]);
+    assert_eq!((w.win, w.draw, w.loss), (500, 300, 200));
+    // Renormalised, and rounding lands in the draws: always 1000 in all.
+    let w = Wdl::from_probs([1.0, 1.0, 1.0]);
+    assert_eq!((w.win, w.draw, w.loss), (333, 334, 333));
+    let w = Wdl::from_probs([f32::NAN, 0.0, 0.0]);
+    assert_eq!((w.win, w.draw, w.loss), (0, 1000, 0));
+}
+
+#[test]
 fn wdl_sums_to_1000() {
     for p in [0.0, 0.0004, 0.3333, 0.5, 0.9996, 1.0, -1.0, 2.0, f64::NAN] {
         let w = Wdl::from_win_prob(p);
@@ -445,7 +456,7 @@ fn every_typed_key_matches_its_declaration() {
     let o = Options::new(4);
     // A key of the wrong type would read as the fallback; each declared default must come back.
     let check = |name: &str, ok: bool| assert!(ok, "key {name} does not match its declaration");
-    for k in [SHOW_WDL, CHESS960, PONDER, MOP_UP] {
+    for k in [SHOW_WDL, CHESS960, PONDER, MOP_UP, POLICY_HEAD] {
         check(k.name, matches!(o.get(k.name), Some(Value::Bool(_))));
     }
     for k in [
@@ -468,15 +479,16 @@ fn every_typed_key_matches_its_declaration() {
         FPU_REDUCTION,
         POLICY_TEMPERATURE,
         POLICY_UNIFORM_MIX,
+        POLICY_SOFTMAX_TEMP,
     ] {
         check(k.name, matches!(o.get(k.name), Some(Value::Float(_))));
     }
-    for k in [WEIGHTS_FILE, BACKEND, LOG_FILE, SEARCH_MODE] {
+    for k in [WEIGHTS_FILE, BACKEND, LOG_FILE, SEARCH_MODE, MOVE_CHOICE] {
         check(k.name, matches!(o.get(k.name), Some(Value::Text(_))));
     }
     assert_eq!(
         o.declarations().len(),
-        23,
+        26,
         "every declared option has a key above"
     );
     // MCTS defaults come from one place.

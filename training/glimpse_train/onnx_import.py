@@ -15,7 +15,7 @@ import re
 import numpy as np
 
 from .transformer import attn_name, lin_name, ln_name
-from .kinds.multi_action_value import KIND_MAV, MAVConfig, param_shapes
+from .kinds.multi_action_value import KIND_MAV, KIND_MAVP, MAVConfig, param_shapes
 
 
 def read_meta(path: str) -> dict[str, str]:
@@ -32,8 +32,8 @@ def import_onepass(path: str) -> tuple[dict[str, np.ndarray], MAVConfig]:
 
     model = onnx.load(path)
     meta = {p.key: p.value for p in model.metadata_props}
-    if meta.get("glimpse.kind") != KIND_MAV:
-        raise ValueError(f"{path}: glimpse.kind is {meta.get('glimpse.kind')!r}, not {KIND_MAV!r}")
+    if meta.get("glimpse.kind") not in (KIND_MAV, KIND_MAVP):
+        raise ValueError(f"{path}: glimpse.kind is {meta.get('glimpse.kind')!r}, not {KIND_MAV!r} or {KIND_MAVP!r}")
     # The exporter names each constant ``<tag>_<counter>``: key them by the tag.
     init = {re.sub(r"_\d+$", "", t.name): numpy_helper.to_array(t) for t in model.graph.initializer}
     init = {k: v.astype(np.float32) for k, v in init.items() if v.dtype.kind == "f"}

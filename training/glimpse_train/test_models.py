@@ -164,7 +164,52 @@ def run_mav(shared: str, out_dir: str) -> bool:
     return ok
 
 
-SECTIONS = {av.KIND_AV: run_golden, mav.KIND_MAV: run_mav}
+# The campaign's architecture in miniature: side-to-move frame, attention bias, global head input, and the policy
+# and WDL heads that make it a ``multi_action_value_policy`` net.
+MAVP_CONFIG = mav.MAVConfig(layers=2, dim=32, heads=2, head_dim=32, head_hidden=64, value_head=True, attn_bias=True,
+                            head_global=True, canonical=True, policy_dim=16, wdl_head=True)
+MAVP_SEED = 2025
+
+
+def run_mavp(shared: str, out_dir: str) -> bool:
+    """``tiny_mavp.onnx`` + ``tiny_mavp_reference.json``: the float64 numpy reference of every output (log_probs,
+    policy logits, WDL log-probs) for ``MAV_FENS``; checks ORT against it and the exported kind."""
+    os.makedirs(out_dir, exist_ok=True)
+    params = mav.perturbed_params(MAVP_CONFIG, MAVP_SEED)
+    rng = np.random.default_rng(MAVP_SEED)
+    for name in params:  # perturbed_params leaves the optional heads at their init: give them weight
+        if name.startswith(("policy_head/", "wdl_head/")):
+            params[name] = (params[name] + rng.normal(0, 0.5, params[name].shape)).astype(np.float32)
+    path = os.path.join(out_dir, "tiny_mavp.onnx")
+    model = mav.export(params, MAVP_CONFIG, path, description="tiny random-weight multi_action_value_policy test model")
+    kind = {p.key: p.value for p in model.metadata_props}["glimpse.kind"]
+    sess = ort_session(path)
+    recs, worst = [], 0.0
+    for fen in MAV_FENS:
+        board = chess.Board(fen)
+        moves = sorted(board.legal_moves, key=lambda m: MOVE_TO_ACTION[m.uci()])
+        acts = [MOVE_TO_ACTION[m.uci()] for m in moves]
+        tokens = [0] + tokenize(board.fen()).astype(int).tolist()
+        tok, act = np.asarray([tokens], np.int64), np.asarray([acts], np.int64)
+        ref = mav.numpy_outputs(params, MAVP_CONFIG, tok, act)
+        got = dict(zip(["log_probs", "policy", "wdl"], sess.run(["log_probs", "policy", "wdl"], {"tokens": tok, "actions": act})))
+        worst = max(worst, *(float(np.abs(got[k][0] - ref[k][0]).max()) for k in got))
+        pol = ref["policy"][0] - ref["policy"][0].max()
+        prior = np.exp(pol) / np.exp(pol).sum()
+        recs.append({"fen": board.fen(), "moves": [m.uci() for m in moves],
+                     "expected_win_prob": (np.exp(ref["log_probs"][0]) @ BUCKET_CENTRES).tolist(),
+                     "prior": prior.tolist(), "wdl": np.exp(ref["wdl"][0]).tolist(),
+                     "policy_best": moves[int(np.argmax(prior))].uci()})
+    with open(os.path.join(out_dir, "tiny_mavp_reference.json"), "w") as f:
+        json.dump({"model": "tiny_mavp.onnx", "kind": kind, "seed": MAVP_SEED, "tolerance": MAV_TOL,
+                   "positions": recs}, f)
+    ok = worst <= MAV_TOL and kind == mav.KIND_MAVP
+    print(f"tiny_mavp: {len(recs)} positions, kind {kind}, max |ORT - numpy64| over log_probs/policy/wdl = "
+          f"{worst:.3g} -> {'OK' if ok else 'FAIL'} ({path})")
+    return ok
+
+
+SECTIONS = {av.KIND_AV: run_golden, mav.KIND_MAV: run_mav, mav.KIND_MAVP: run_mavp}
 
 
 def main(argv=None):

@@ -57,11 +57,16 @@ impl KindSpec for ActionValue {
         let mut values = lp.chunks_exact(k).map(|l| MoveValue {
             q: expected_value(l, &centres),
             mode: bucket_mode(l),
+            prior: None,
         });
         let values = batch
             .iter()
             .map(|r| values.by_ref().take(r.moves.len()).collect())
             .collect();
-        Ok(Evaluated { rows, values })
+        Ok(Evaluated {
+            rows,
+            values,
+            wdl: Vec::new(),
+        })
     }
 }

@@ -66,6 +66,7 @@ impl KindSpec for BehavioralCloning {
                     .map(|lp| MoveValue {
                         q: lp.exp() as f32,
                         mode: 0,
+                        prior: Some(lp.exp() as f32),
                     })
                     .collect(),
             );
@@ -73,6 +74,7 @@ impl KindSpec for BehavioralCloning {
         Ok(Evaluated {
             rows: batch.len(),
             values,
+            wdl: Vec::new(),
         })
     }
 }

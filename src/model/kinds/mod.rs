@@ -14,6 +14,7 @@
 pub mod action_value;
 pub mod behavioral_cloning;
 pub mod multi_action_value;
+pub mod multi_action_value_policy;
 pub mod state_value;
 
 use super::backend::{EvalRequest, Evaluated};
@@ -60,6 +61,12 @@ pub trait KindSpec: Send + Sync + 'static {
         true
     }
 
+    /// Float32 outputs the kind reads besides `log_probs`; the session checks at load that the
+    /// net has them with these shapes.
+    fn extra_outputs(&self) -> &'static [ExtraOutput] {
+        &[]
+    }
+
     /// Appends what the kind adds to a state row `[0, 77 tokens]` (AV: the action id).
     fn row(&self, state: Vec<i64>, _action: Option<u16>) -> Vec<i64> {
         state
@@ -79,7 +86,65 @@ pub static REGISTRY: &[&dyn KindSpec] = &[
     &state_value::StateValue,
     &behavioral_cloning::BehavioralCloning,
     &multi_action_value::MultiActionValue,
+    &multi_action_value_policy::MultiActionValuePolicy,
 ];
+
+/// One dimension of an [`ExtraOutput`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dim {
+    /// The batch (rows); dynamic in the graph.
+    Batch,
+    /// The moves of a row; dynamic in the graph.
+    Moves,
+    /// A fixed size.
+    Fixed(usize),
+}
+
+/// A float32 output a kind reads besides `log_probs` (name and shape).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExtraOutput {
+    /// The graph output's name.
+    pub name: &'static str,
+    /// Its dimensions.
+    pub shape: &'static [Dim],
+}
+
+impl ExtraOutput {
+    /// Whether the graph's declared `dims` (≤ 0: dynamic) fit this shape.
+    pub fn accepts(&self, dims: &[i64]) -> bool {
+        dims.len() == self.shape.len()
+            && self.shape.iter().zip(dims).all(|(want, &d)| match want {
+                Dim::Batch | Dim::Moves => true,
+                Dim::Fixed(n) => d <= 0 || d == *n as i64,
+            })
+    }
+
+    /// Values in one run of `rows` rows with `moves` moves each.
+    pub fn len(&self, rows: usize, moves: usize) -> usize {
+        self.shape
+            .iter()
+            .map(|d| match d {
+                Dim::Batch => rows,
+                Dim::Moves => moves,
+                Dim::Fixed(n) => *n,
+            })
+            .product()
+    }
+
+    /// The shape as text (`[batch, moves]`, `[batch, 3]`).
+    pub fn shape_text(&self) -> String {
+        let dims: Vec<String> = self
+            .shape
+            .iter()
+            .map(|d| match d {
+                Dim::Batch => "batch".to_string(),
+                Dim::Moves => "moves".to_string(),
+                Dim::Fixed(n) => n.to_string(),
+            })
+            .collect();
+        format!("[{}]", dims.join(", "))
+    }
+}
 
 /// A registered model kind (a handle on its [`KindSpec`]); compares by metadata name and prints
 /// its label.
@@ -232,7 +297,7 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "unknown glimpse.kind \"square_token_policy\" (expected action_value, state_value, \
-             behavioral_cloning or multi_action_value)"
+             behavioral_cloning, multi_action_value or multi_action_value_policy)"
         );
         let m = e.for_model("net.onnx");
         assert!(matches!(m, ModelError::UnknownKind { .. }));
@@ -240,6 +305,28 @@ mod tests {
             .to_string()
             .starts_with("model net.onnx: unknown glimpse.kind"));
         assert!(ModelKind::from_metadata("").is_none());
+    }
+
+    #[test]
+    fn extra_outputs_are_declared_and_checked() {
+        let mavp = lookup("multi_action_value_policy").unwrap().spec();
+        let names: Vec<&str> = mavp.extra_outputs().iter().map(|x| x.name).collect();
+        assert_eq!(names, ["policy", "wdl"]);
+        assert!(lookup("multi_action_value")
+            .unwrap()
+            .spec()
+            .extra_outputs()
+            .is_empty());
+        let (policy, wdl) = (mavp.extra_outputs()[0], mavp.extra_outputs()[1]);
+        assert!(policy.accepts(&[-1, -1]));
+        assert!(!policy.accepts(&[-1]), "wrong rank");
+        assert!(wdl.accepts(&[-1, 3]) && wdl.accepts(&[-1, -1]));
+        assert!(!wdl.accepts(&[-1, 4]), "wrong fixed size");
+        assert_eq!((policy.len(2, 5), wdl.len(2, 5)), (10, 6));
+        assert_eq!(
+            (policy.shape_text(), wdl.shape_text()),
+            ("[batch, moves]".to_string(), "[batch, 3]".to_string())
+        );
     }
 
     #[test]

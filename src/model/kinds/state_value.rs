@@ -47,11 +47,16 @@ impl KindSpec for StateValue {
         let mut values = lp.chunks_exact(k).map(|l| MoveValue {
             q: expected_value(l, &reversed),
             mode: k - 1 - bucket_mode(l),
+            prior: None,
         });
         let values = batch
             .iter()
             .map(|r| values.by_ref().take(r.moves.len()).collect())
             .collect();
-        Ok(Evaluated { rows, values })
+        Ok(Evaluated {
+            rows,
+            values,
+            wdl: Vec::new(),
+        })
     }
 }

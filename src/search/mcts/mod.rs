@@ -7,7 +7,9 @@
 //! - **Evaluation of a node** s: one [`Evaluator`] call gives Q(s, a) ∈ [0, 1] (win probability
 //!   for the side to move) for every legal move. The node's value is V(s) = max_a Q(s, a); the
 //!   priors are P(s, a) = (1 − ε)·softmax(Q/τ) over the `k` best moves + ε/n over all n moves
-//!   ([`priors`]; τ = `PolicyTemperature`, k = `PolicyTopK`, ε = `PolicyUniformMix`).
+//!   ([`priors`]; τ = `PolicyTemperature`, k = `PolicyTopK`, ε = `PolicyUniformMix`). A net with
+//!   a policy head (`multi_action_value_policy`) gives the priors itself when `PolicyHead` is on:
+//!   P(s, a) = (1 − ε)·p_a^(1/T)/Σ p^(1/T) + ε/n ([`head_priors`]; T = `PolicySoftmaxTemp`).
 //! - **Rules, never the network, score terminal positions**: checkmate 0 for the side to move;
 //!   stalemate, insufficient material and the 50-move rule 0.5 (proven); a position that occurred
 //!   before in the game history or on the search path since the last irreversible move (twofold,
@@ -54,6 +56,10 @@ pub struct MctsParams {
     pub policy_top_k: usize,
     /// `PolicyUniformMix` ε: share of the prior spread uniformly over all legal moves.
     pub policy_uniform_mix: f32,
+    /// `PolicyHead`: priors from the net's policy head when it has one ([`head_priors`]).
+    pub policy_head: bool,
+    /// `PolicySoftmaxTemp` T of the head's priors: p^(1/T), renormalised (Lc0).
+    pub policy_softmax_temp: f32,
     /// `MinibatchSize`: leaves gathered per network call.
     pub minibatch: usize,
     /// `DrawScore` / 200: how much more than 0.5 the side to move at the root values a draw
@@ -80,6 +86,10 @@ pub mod defaults {
     pub const POLICY_TOP_K: i64 = 5;
     /// `PolicyUniformMix`.
     pub const POLICY_UNIFORM_MIX: f64 = 0.05;
+    /// `PolicyHead`.
+    pub const POLICY_HEAD: bool = true;
+    /// `PolicySoftmaxTemp`.
+    pub const POLICY_SOFTMAX_TEMP: f64 = 1.0;
     /// `MinibatchSize`.
     pub const MINIBATCH: i64 = 16;
     /// `DrawScore` (Lc0 scale, −100…100).
@@ -100,6 +110,8 @@ impl Default for MctsParams {
             policy_temperature: defaults::POLICY_TEMPERATURE as f32,
             policy_top_k: defaults::POLICY_TOP_K as usize,
             policy_uniform_mix: defaults::POLICY_UNIFORM_MIX as f32,
+            policy_head: defaults::POLICY_HEAD,
+            policy_softmax_temp: defaults::POLICY_SOFTMAX_TEMP as f32,
             minibatch: defaults::MINIBATCH as usize,
             draw_score: defaults::DRAW_SCORE as f32 / 200.0,
         }
@@ -220,6 +232,30 @@ pub fn priors(q: &[f32], temperature: f32, top_k: usize, uniform_mix: f32) -> Ve
         p[i] += ((1.0 - f64::from(eps)) * w / total) as f32;
     }
     p
+}
+
+/// P(s, a) from a policy head: (1 − ε)·p_a^(1/T) / Σ_b p_b^(1/T) + ε/n (Lc0's policy softmax
+/// temperature T; ε = `PolicyUniformMix`). `policy` holds probabilities; a non-finite or
+/// all-zero input gives the uniform prior. Returns n priors summing to 1.
+pub fn head_priors(policy: &[f32], softmax_temp: f32, uniform_mix: f32) -> Vec<f32> {
+    let n = policy.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let eps = f64::from(uniform_mix.clamp(0.0, 1.0));
+    let inv_t = 1.0 / f64::from(softmax_temp.max(1e-3));
+    let weights: Vec<f64> = policy
+        .iter()
+        .map(|&p| f64::from(p.max(0.0)).powf(inv_t))
+        .collect();
+    let total: f64 = weights.iter().sum();
+    if !(total.is_finite() && total > 0.0) {
+        return vec![1.0 / n as f32; n];
+    }
+    weights
+        .iter()
+        .map(|w| ((1.0 - eps) * w / total + eps / n as f64) as f32)
+        .collect()
 }
 
 /// AlphaZero's exploration rate c(s) = c_init + ln((1 + N(s) + c_base)/c_base).

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::game::Game;
+use crate::model::backend::Scores;
 use crate::model::cache::Cached;
 use crate::model::{EvalRequest, EvalStats, Evaluator, ModelError};
 use shakmaty::Role;
@@ -41,7 +42,7 @@ fn value_of(role: Role) -> f32 {
 }
 
 impl Evaluator for MaterialEval {
-    fn evaluate(&mut self, batch: &[EvalRequest]) -> Result<Vec<Vec<f32>>, ModelError> {
+    fn evaluate(&mut self, batch: &[EvalRequest]) -> Result<Vec<Scores>, ModelError> {
         self.calls += 1;
         self.max_batch = self.max_batch.max(batch.len());
         self.positions += batch.len();
@@ -58,7 +59,8 @@ impl Evaluator for MaterialEval {
                         let check = if after.is_check() { 0.05 } else { 0.0 };
                         (0.5 + 0.03 * gain + check).clamp(0.0, 0.99)
                     })
-                    .collect()
+                    .collect::<Vec<f32>>()
+                    .into()
             })
             .collect())
     }
@@ -77,8 +79,11 @@ impl Evaluator for MaterialEval {
 struct ConstEval(f32);
 
 impl Evaluator for ConstEval {
-    fn evaluate(&mut self, batch: &[EvalRequest]) -> Result<Vec<Vec<f32>>, ModelError> {
-        Ok(batch.iter().map(|r| vec![self.0; r.moves.len()]).collect())
+    fn evaluate(&mut self, batch: &[EvalRequest]) -> Result<Vec<Scores>, ModelError> {
+        Ok(batch
+            .iter()
+            .map(|r| vec![self.0; r.moves.len()].into())
+            .collect())
     }
     fn stats(&self) -> EvalStats {
         EvalStats::default()
@@ -148,6 +153,69 @@ fn puct_arithmetic() {
     assert!((s - (0.4 + 2.0 * 0.5 * 4.0 / 4.0)).abs() < 1e-6);
     // More visits to the child lower its exploration term.
     assert!(puct_score(0.4, 0.5, 2.0, 16.0, 1.0) > puct_score(0.4, 0.5, 2.0, 16.0, 2.0));
+}
+
+#[test]
+fn head_priors_follow_the_formula() {
+    let p = head_priors(&[0.6, 0.3, 0.1], 1.0, 0.0);
+    assert!((p[0] - 0.6).abs() < 1e-6 && (p[2] - 0.1).abs() < 1e-6);
+    // T = 2: p^(1/2) renormalised (flatter); ε = 0.1 spread over the 3 moves.
+    let p = head_priors(&[0.64, 0.36, 0.0], 2.0, 0.1);
+    let (a, b) = (0.8 / 1.4, 0.6 / 1.4);
+    assert!((p[0] - (0.9 * a + 0.1 / 3.0)).abs() < 1e-6);
+    assert!((p[1] - (0.9 * b + 0.1 / 3.0)).abs() < 1e-6);
+    assert!((p[2] - 0.1 / 3.0).abs() < 1e-6);
+    assert!((p.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+    assert_eq!(head_priors(&[0.0, f32::NAN], 1.0, 0.0), vec![0.5, 0.5]);
+    assert!(head_priors(&[], 1.0, 0.05).is_empty());
+}
+
+/// Q = 0.5 for every move and a policy with all its mass on the last legal move.
+struct PolicyEval;
+
+impl Evaluator for PolicyEval {
+    fn evaluate(&mut self, batch: &[EvalRequest]) -> Result<Vec<Scores>, ModelError> {
+        Ok(batch
+            .iter()
+            .map(|r| {
+                let n = r.moves.len();
+                let mut policy = vec![0.0; n];
+                policy[n - 1] = 1.0;
+                Scores {
+                    q: vec![0.5; n],
+                    policy: Some(policy),
+                }
+            })
+            .collect())
+    }
+    fn stats(&self) -> EvalStats {
+        EvalStats::default()
+    }
+}
+
+#[test]
+fn a_policy_head_gives_the_priors_unless_switched_off() {
+    let g = Game::startpos();
+    let last = g.legal_moves().len() - 1;
+    let p = MctsParams {
+        policy_uniform_mix: 0.0,
+        ..params(1)
+    };
+    let (tree, _) = run_with(&g, &mut PolicyEval, 40, &p);
+    let children = tree.root_children();
+    assert!((children[last].prior - 1.0).abs() < 1e-6);
+    let most = children.iter().map(|c| c.n).max().unwrap();
+    assert_eq!(children[last].n, most, "the search follows the prior");
+    // PolicyHead off: priors from Q (all Q equal: the top-k softmax shares the mass among the
+    // first PolicyTopK moves in order, the last gets none).
+    let off = MctsParams {
+        policy_head: false,
+        ..p
+    };
+    let (tree, _) = run_with(&g, &mut PolicyEval, 40, &off);
+    let children = tree.root_children();
+    assert!(children[last].prior < 1e-6, "{}", children[last].prior);
+    assert!((children[0].prior - 1.0 / off.policy_top_k as f32).abs() < 1e-6);
 }
 
 #[test]
@@ -349,7 +417,7 @@ struct SideEval {
 }
 
 impl Evaluator for SideEval {
-    fn evaluate(&mut self, batch: &[EvalRequest]) -> Result<Vec<Vec<f32>>, ModelError> {
+    fn evaluate(&mut self, batch: &[EvalRequest]) -> Result<Vec<Scores>, ModelError> {
         Ok(batch
             .iter()
             .map(|r| {
@@ -358,7 +426,7 @@ impl Evaluator for SideEval {
                 } else {
                     self.black
                 };
-                vec![q; r.moves.len()]
+                vec![q; r.moves.len()].into()
             })
             .collect())
     }
@@ -472,7 +540,7 @@ fn cache_serves_repeated_positions() {
     assert!(cache.hashfull() > 0);
     // A budget too small for one entry stores nothing; clear() empties.
     let mut small = EvalCache::new(10);
-    small.insert(1, &[0.5; 20]);
+    small.insert(1, &vec![0.5; 20].into());
     assert!(small.is_empty());
     cache.clear();
     assert!(cache.is_empty());

@@ -2,8 +2,11 @@
 //! virtual loss, FPU), expansion (rules and mate in one), backup, the solver, tree reuse and the
 //! principal variations.
 
-use super::{c_puct, position_hash, priors, puct_score, MctsParams, Node, Proven, NONE};
+use super::{
+    c_puct, head_priors, position_hash, priors, puct_score, MctsParams, Node, Proven, NONE,
+};
 use crate::game::{python_fen, Game};
+use crate::search::evaluator::Scores;
 use shakmaty::{Chess, Move, Position};
 
 /// The search tree: an arena of nodes rooted at a game position.
@@ -209,11 +212,11 @@ impl Tree {
         pos: &Chess,
         stack: &[u64],
         moves: &[Move],
-        q: &[f32],
+        scores: &Scores,
         params: &MctsParams,
     ) -> f32 {
-        debug_assert_eq!(moves.len(), q.len());
-        let mut q = q.to_vec();
+        debug_assert_eq!(moves.len(), scores.q.len());
+        let mut q = scores.q.clone();
         let draw = self.draw_value(self.depth_of(idx));
         let mut children = Vec::with_capacity(moves.len());
         for (i, mv) in moves.iter().enumerate() {
@@ -240,12 +243,19 @@ impl Tree {
             node.net_q = q[i];
             children.push(node);
         }
-        let p = priors(
-            &q,
-            params.policy_temperature,
-            params.policy_top_k,
-            params.policy_uniform_mix,
-        );
+        let p = match &scores.policy {
+            Some(policy) if params.policy_head && policy.len() == q.len() => head_priors(
+                policy,
+                params.policy_softmax_temp,
+                params.policy_uniform_mix,
+            ),
+            _ => priors(
+                &q,
+                params.policy_temperature,
+                params.policy_top_k,
+                params.policy_uniform_mix,
+            ),
+        };
         for (node, prior) in children.iter_mut().zip(p) {
             node.prior = prior;
         }

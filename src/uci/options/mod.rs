@@ -235,6 +235,12 @@ pub const POLICY_TEMPERATURE: Key<f64> = Key::new("PolicyTemperature");
 pub const POLICY_TOP_K: Key<i64> = Key::new("PolicyTopK");
 /// Prior uniform-mix option.
 pub const POLICY_UNIFORM_MIX: Key<f64> = Key::new("PolicyUniformMix");
+/// MCTS priors from the net's policy head option.
+pub const POLICY_HEAD: Key<bool> = Key::new("PolicyHead");
+/// Softmax temperature of the policy head's priors option (Lc0's name).
+pub const POLICY_SOFTMAX_TEMP: Key<f64> = Key::new("PolicySoftmaxTemp");
+/// Searchless move choice option: `q` (argmax Q, the paper) or `policy` (the policy head).
+pub const MOVE_CHOICE: Key<String> = Key::new("MoveChoice");
 /// MCTS minibatch option.
 pub const MINIBATCH_SIZE: Key<i64> = Key::new("MinibatchSize");
 /// Bare-king mop-up rule option (MCTS).

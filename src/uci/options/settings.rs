@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::model::{Backend, LoadKey};
+use crate::search::analysis::MoveChoice;
 use crate::search::mcts::MctsParams;
 
 /// The typed snapshot of all options that the engine reads.
@@ -37,8 +38,11 @@ pub struct Settings {
     pub hash_mb: usize,
     /// `MopUp`: the bare-king rule in MCTS.
     pub mop_up: bool,
+    /// `MoveChoice`: what the searchless policy maximises.
+    pub move_choice: MoveChoice,
     /// MCTS parameters (`CPuct`, `CPuctBase`, `FpuReduction`, `PolicyTemperature`,
-    /// `PolicyTopK`, `PolicyUniformMix`, `MinibatchSize`, `DrawScore`).
+    /// `PolicyTopK`, `PolicyUniformMix`, `PolicyHead`, `PolicySoftmaxTemp`, `MinibatchSize`,
+    /// `DrawScore`).
     pub mcts_params: MctsParams,
 }
 
@@ -86,6 +90,7 @@ impl Options {
             search_mode: self.value(SEARCH_MODE),
             hash_mb: self.value(HASH).max(1) as usize,
             mop_up: self.value(MOP_UP),
+            move_choice: MoveChoice::parse(&self.value(MOVE_CHOICE)).unwrap_or_default(),
             mcts_params: MctsParams {
                 c_puct: self.value(CPUCT) as f32,
                 c_puct_base: self.value(CPUCT_BASE) as f32,
@@ -93,6 +98,8 @@ impl Options {
                 policy_temperature: self.value(POLICY_TEMPERATURE) as f32,
                 policy_top_k: self.value(POLICY_TOP_K).max(0) as usize,
                 policy_uniform_mix: self.value(POLICY_UNIFORM_MIX) as f32,
+                policy_head: self.value(POLICY_HEAD),
+                policy_softmax_temp: self.value(POLICY_SOFTMAX_TEMP) as f32,
                 minibatch: self.value(MINIBATCH_SIZE).max(1) as usize,
                 draw_score: self.value(DRAW_SCORE).clamp(-100, 100) as f32 / 200.0,
             },

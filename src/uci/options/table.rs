@@ -86,6 +86,12 @@ pub fn declarations(cores: usize) -> Vec<OptionDecl> {
             help: "searchless: one batched pass, play the best move (the paper); mcts: PUCT tree search on the same net",
         },
         OptionDecl {
+            name: MOVE_CHOICE.name,
+            applies: Applies::Search,
+            kind: OptionKind::Combo { default: crate::search::analysis::MOVE_CHOICE_DEFAULT, vars: crate::search::analysis::MOVE_CHOICES },
+            help: "searchless: q plays the move of highest Q (the paper); policy the policy head's favourite (nets with one; others use Q)",
+        },
+        OptionDecl {
             name: HASH.name,
             applies: Applies::Mcts,
             kind: OptionKind::Spin { default: mcts::HASH_MB, min: 1, max: 65536 },
@@ -126,6 +132,18 @@ pub fn declarations(cores: usize) -> Vec<OptionDecl> {
             applies: Applies::Mcts,
             kind: OptionKind::Float { default: mcts::POLICY_UNIFORM_MIX, min: 0.0, max: 1.0 },
             help: "MCTS: share of the prior spread uniformly over all legal moves",
+        },
+        OptionDecl {
+            name: POLICY_HEAD.name,
+            applies: Applies::Mcts,
+            kind: OptionKind::Check { default: mcts::POLICY_HEAD },
+            help: "MCTS: priors from the net's policy head when it has one (multi_action_value_policy), else from Q as above",
+        },
+        OptionDecl {
+            name: POLICY_SOFTMAX_TEMP.name,
+            applies: Applies::Mcts,
+            kind: OptionKind::Float { default: mcts::POLICY_SOFTMAX_TEMP, min: 0.1, max: 10.0 },
+            help: "MCTS: policy-head priors = p^(1/this), renormalised (Lc0); above 1 flattens them",
         },
         OptionDecl {
             name: MOP_UP.name,

@@ -57,7 +57,8 @@ heads' losses (``heads.py``). Optimiser, schedule, EMA, checkpoints and logs fro
 ONNX contract (opset 17): inputs ``tokens`` int64 [batch, 78] and ``actions`` int64 [batch, moves] (padded
 with ``PAD_ACTION`` = 0; every id in 0..1967); output ``log_probs`` float32 [batch, moves, K] (padded slots
 are meaningless and never influence the real ones), optional ``value`` [batch, K], ``policy`` [batch, moves],
-``wdl`` [batch, 3]. Metadata: ``glimpse.kind`` = ``multi_action_value``, ``glimpse.buckets``,
+``wdl`` [batch, 3] (log-probs). Metadata: ``glimpse.kind`` = ``multi_action_value``, or
+``multi_action_value_policy`` when both the policy and the WDL head are there (``onnx_kind``), ``glimpse.buckets``,
 ``glimpse.description``, ``glimpse.params``, ``glimpse.gflop_per_eval`` (one position with 35 moves),
 ``glimpse.gflop_trunk``, ``glimpse.gflop_per_move``, ``glimpse.pad_action``, and informational fields.
 The graph folds √D and 1/√(D/H) as the AV graph does and gathers the trunk outputs at each move's
@@ -85,6 +86,8 @@ from ..transformer import (LN_EPS, VOCAB, _np_ln, attn_name, count_layers, init_
 from .base import Kind
 
 KIND_MAV = "multi_action_value"
+#: the same contract plus the ``policy`` and ``wdl`` outputs (engine: ``src/model/kinds/multi_action_value_policy.rs``)
+KIND_MAVP = "multi_action_value_policy"
 SEQ = 78
 PAD_ACTION = 0  # id used to pad the `actions` input; its outputs are ignored
 TYPICAL_MOVES = 35  # moves per position assumed by the per-position GFLOP figure in the metadata
@@ -461,14 +464,15 @@ def build_model(params: dict[str, np.ndarray], cfg: MAVConfig, description: str 
 
     inputs = [helper.make_tensor_value_info("tokens", TensorProto.INT64, ["batch", t]),
               helper.make_tensor_value_info("actions", TensorProto.INT64, ["batch", "moves"])]
-    graph = helper.make_graph(g.nodes, f"glimpse_{KIND_MAV}", inputs, outputs, initializer=g.inits)
+    kind = onnx_kind(cfg)
+    graph = helper.make_graph(g.nodes, f"glimpse_{kind}", inputs, outputs, initializer=g.inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="glimpse-train")
     model.ir_version = 8
     cs = cost_split(cfg)
     meta = {
-        "glimpse.kind": KIND_MAV,
+        "glimpse.kind": kind,
         "glimpse.buckets": str(cfg.buckets),
-        "glimpse.description": description or f"{KIND_MAV} L={L} D={d} H={nh}",
+        "glimpse.description": description or f"{kind} L={L} D={d} H={nh}",
         "glimpse.params": str(num_params(cfg)),
         "glimpse.gflop_per_eval": f"{gflop_per_position(cfg):.6f}",
         "glimpse.gflop_trunk": f"{cs['trunk_gflop']:.6f}",
@@ -489,6 +493,12 @@ def build_model(params: dict[str, np.ndarray], cfg: MAVConfig, description: str 
     helper.set_model_props(model, meta)
     onnx.checker.check_model(model)
     return model
+
+
+def onnx_kind(cfg: MAVConfig) -> str:
+    """``glimpse.kind`` of an exported net: ``multi_action_value_policy`` with both the policy and the WDL head
+    (the engine then reads them: MCTS priors, ``MoveChoice policy``, UCI ``wdl``), else ``multi_action_value``."""
+    return KIND_MAVP if cfg.policy_dim and cfg.wdl_head else KIND_MAV
 
 
 def export(params, cfg: MAVConfig, path: str, description: str = "") -> onnx.ModelProto:
@@ -781,7 +791,7 @@ class MAVPolicy:
 
 
 KIND = Kind(
-    name=KIND_MAV, onnx_kinds=(KIND_MAV,), presets=CONFIGS, default_preset="mav-smoke", train_config=MAVTrainConfig,
+    name=KIND_MAV, onnx_kinds=(KIND_MAV, KIND_MAVP), presets=CONFIGS, default_preset="mav-smoke", train_config=MAVTrainConfig,
     arch_fields=("layers", "dim", "heads", "head_dim", "head_hidden", "attn_bias", "head_global", "canonical",
                  "policy_dim"),
     trainer=MAVTrainer, load_run=load_run, describe_run=describe_run, export=export,

@@ -1,0 +1,211 @@
+//! The `multi_action_value_policy` kind (one-pass net with policy and WDL heads, the campaign's
+//! architecture): the contract at load, agreement of Q, priors and WDL with the training
+//! framework's float64 reference (`target/test-models/tiny_mavp_reference.json`, written with
+//! `tiny_mavp.onnx` by `make test-models`), the searchless `MoveChoice policy`, MCTS over it, and
+//! the engine over UCI.
+
+mod uci_support;
+
+use glimpse::game::Game;
+use glimpse::model::{Backend, EvalRequest, Evaluator, Model, Network, RuntimeConfig};
+use glimpse::search::analysis::{analyse, MoveChoice};
+use serde_json::Value;
+use std::path::PathBuf;
+use uci_support::{bestmove, field, pv_lines, Engine};
+
+const TOL: f32 = 1e-4;
+
+fn models_dir() -> PathBuf {
+    std::env::var_os("GLIMPSE_TEST_MODELS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-models"))
+}
+
+fn tiny_mavp_path() -> PathBuf {
+    let p = models_dir().join("tiny_mavp.onnx");
+    assert!(
+        p.is_file(),
+        "{} is missing: run `make test-models` (or set GLIMPSE_TEST_MODELS)",
+        p.display()
+    );
+    p
+}
+
+fn load() -> Model {
+    let cfg = RuntimeConfig {
+        backend: Backend::Cpu,
+        intra_threads: 1,
+    };
+    let mut warnings = Vec::new();
+    let m = Model::load_file(&tiny_mavp_path(), &cfg, &mut warnings).expect("load tiny_mavp");
+    assert!(warnings.is_empty(), "{warnings:?}");
+    m
+}
+
+fn reference() -> Vec<Value> {
+    let path = models_dir().join("tiny_mavp_reference.json");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {} (make test-models): {e}", path.display()));
+    let v: Value = serde_json::from_str(&text).expect("valid JSON");
+    v["positions"].as_array().expect("positions").clone()
+}
+
+fn floats(v: &Value) -> Vec<f32> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap() as f32)
+        .collect()
+}
+
+#[test]
+fn loads_as_the_policy_kind() {
+    let m = load();
+    let info = m.info();
+    assert_eq!(info.kind.as_str(), "multi_action_value_policy");
+    assert_eq!(format!("{:?}", info.kind), "MultiActionValuePolicy");
+    assert!(info.kind.one_row_per_position());
+    assert_eq!((info.seq_len, info.outputs), (78, 128));
+}
+
+#[test]
+fn q_priors_and_wdl_agree_with_the_training_framework() {
+    let mut m = load();
+    for r in reference() {
+        let fen = r["fen"].as_str().unwrap();
+        let game = Game::from_fen(fen, false).unwrap();
+        let a = analyse(&mut m, &game, &[]).unwrap();
+        assert_eq!(a.evals, 1, "one network row per position");
+        let (ev, prior) = (floats(&r["expected_win_prob"]), floats(&r["prior"]));
+        assert_eq!(a.moves.len(), ev.len(), "{fen}");
+        for (i, s) in a.moves.iter().enumerate() {
+            assert_eq!(s.uci, r["moves"][i].as_str().unwrap());
+            assert!((s.raw_win_prob - ev[i]).abs() <= TOL, "{fen} {}: Q", s.uci);
+            let p = s.policy.expect("the kind gives every move a prior");
+            assert!((p - prior[i]).abs() <= TOL, "{fen} {}: prior", s.uci);
+        }
+        let total: f32 = a.moves.iter().filter_map(|s| s.policy).sum();
+        assert!((total - 1.0).abs() < 1e-4, "{fen}: priors sum to {total}");
+        let wdl = a.wdl.expect("the kind gives the position's WDL");
+        for (got, want) in wdl.iter().zip(floats(&r["wdl"])) {
+            assert!((got - want).abs() <= TOL, "{fen}: WDL {wdl:?}");
+        }
+    }
+}
+
+#[test]
+fn move_choice_policy_plays_the_policy_heads_favourite() {
+    let mut m = load();
+    let mut differs = 0;
+    for r in reference() {
+        let fen = r["fen"].as_str().unwrap();
+        let game = Game::from_fen(fen, false).unwrap();
+        let mut a = analyse(&mut m, &game, &[]).unwrap();
+        let by_q = a.best().unwrap();
+        a.choice = MoveChoice::Policy;
+        let by_policy = a.best().unwrap();
+        let mate = a.moves.iter().any(|s| s.win_prob >= 1.0);
+        if !mate {
+            assert_eq!(
+                a.moves[by_policy].uci,
+                r["policy_best"].as_str().unwrap(),
+                "{fen}"
+            );
+        }
+        assert_eq!(
+            a.ranking()[0],
+            by_policy,
+            "{fen}: MultiPV 1 is the move played"
+        );
+        differs += usize::from(by_q != by_policy);
+    }
+    assert!(
+        differs > 0,
+        "the two choices never differ: the test shows nothing"
+    );
+}
+
+#[test]
+fn the_evaluator_hands_mcts_the_priors() {
+    let mut m = load();
+    let game = Game::from_fen(reference()[0]["fen"].as_str().unwrap(), false).unwrap();
+    let pos = game.position().clone();
+    let moves = game.legal_moves();
+    let mut net = Network::new(&mut m).unwrap();
+    let out = net
+        .evaluate(&[EvalRequest {
+            pos,
+            moves: moves.clone(),
+            hash: 1,
+        }])
+        .unwrap();
+    let policy = out[0].policy.as_ref().expect("priors");
+    assert_eq!((out[0].q.len(), policy.len()), (moves.len(), moves.len()));
+    assert!((policy.iter().sum::<f32>() - 1.0).abs() < 1e-4);
+}
+
+#[test]
+fn engine_plays_it_over_uci_with_both_choices_and_mcts() {
+    let recs = reference();
+    let start = &recs[0];
+    let mut e = Engine::start();
+    e.handshake();
+    e.send(&format!(
+        "setoption name WeightsFile value {}",
+        tiny_mavp_path().display()
+    ));
+    let lines = e.ready();
+    assert!(
+        !lines.iter().any(|l| l.contains("error")),
+        "loading tiny_mavp failed: {lines:#?}"
+    );
+    e.send("setoption name UCI_ShowWDL value true");
+    e.send("setoption name MoveChoice value policy");
+    e.send("position startpos");
+    let lines = e.go("depth 1");
+    assert_eq!(
+        bestmove(&lines).0.as_deref(),
+        start["policy_best"].as_str(),
+        "{lines:#?}"
+    );
+    // The WDL head speaks for the position on the line of the move played.
+    let pv = &pv_lines(&lines)[0];
+    let want: Vec<u32> = floats(&start["wdl"])
+        .iter()
+        .map(|p| (p * 1000.0).round() as u32)
+        .collect();
+    let got: Vec<u32> = pv
+        .split_whitespace()
+        .skip_while(|t| *t != "wdl")
+        .skip(1)
+        .take(3)
+        .map(|t| t.parse().unwrap())
+        .collect();
+    assert_eq!(got.iter().sum::<u32>(), 1000, "{pv}");
+    for (g, w) in got.iter().zip(&want) {
+        assert!(g.abs_diff(*w) <= 1, "{pv}: want {want:?}");
+    }
+    // A bad value is refused and the old one kept.
+    e.send("setoption name MoveChoice value sideways");
+    e.send("setoption name MoveChoice value q");
+    e.send("position startpos");
+    let lines = e.go("depth 1");
+    let q_best = bestmove(&lines).0;
+    assert!(q_best.is_some(), "{lines:#?}");
+    // MCTS on the priors: a legal move and a search that went beyond the root.
+    e.send("setoption name SearchMode value mcts");
+    e.send("position startpos");
+    let lines = e.go("nodes 64");
+    let (mv, _) = bestmove(&lines);
+    assert!(
+        mv.is_some_and(|m| Game::startpos().parse_uci(&m).is_ok()),
+        "{lines:#?}"
+    );
+    assert!(
+        pv_lines(&lines)
+            .iter()
+            .any(|l| field(l, "depth").is_some_and(|d| d.parse::<u32>().unwrap() >= 2)),
+        "{lines:#?}"
+    );
+    assert!(e.quit());
+}
