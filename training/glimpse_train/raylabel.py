@@ -29,6 +29,11 @@ import chess.engine
 
 SF_PATHS = ["/usr/games/stockfish", "/usr/bin/stockfish", "/usr/local/bin/stockfish"]
 
+#: seconds Stockfish may take to answer ``uci``/``isready`` at start-up. python-chess's default (10 s) was
+#: exceeded on a 2-core machine under load (niced workers beside builds and matches): every such chunk
+#: was lost with a ``TimeoutError`` before it labelled anything.
+STARTUP_TIMEOUT = 300.0
+
 
 def find_stockfish(explicit: str | None = None) -> str:
     """Path of the Stockfish binary; raises ``FileNotFoundError`` with the apt hint when absent."""
@@ -119,7 +124,7 @@ def label_position(engine, fen: str, scheme: LabelScheme) -> list[tuple[str, str
 
 def stockfish_name(stockfish: str) -> str:
     """The ``id name`` Stockfish reports (e.g. ``Stockfish 15.1``)."""
-    with chess.engine.SimpleEngine.popen_uci(stockfish) as eng:
+    with chess.engine.SimpleEngine.popen_uci(stockfish, timeout=STARTUP_TIMEOUT) as eng:
         return eng.id.get("name", "?")
 
 
@@ -139,7 +144,7 @@ def label_chunk(fens: list[str], scheme: LabelScheme, stockfish: str, nice: int 
     t0 = time.process_time()
     c0 = _children_cpu()
     out = []
-    with chess.engine.SimpleEngine.popen_uci(stockfish) as eng:
+    with chess.engine.SimpleEngine.popen_uci(stockfish, timeout=STARTUP_TIMEOUT) as eng:
         eng.configure({"Threads": 1, "Hash": scheme.hash_mb})
         for fen in fens:
             moves = label_position(eng, fen, scheme)
@@ -158,7 +163,7 @@ def selfplay_positions(seed: int, stockfish: str, engine=None, sample_every: int
     Stockfish's own timing-free choices (depth-limited, one thread)."""
     rng = random.Random(seed)
     own = engine is None
-    eng = engine or chess.engine.SimpleEngine.popen_uci(stockfish)
+    eng = engine or chess.engine.SimpleEngine.popen_uci(stockfish, timeout=STARTUP_TIMEOUT)
     try:
         skills = (rng.randint(0, 20), rng.randint(0, 20))
         board = chess.Board()
@@ -189,7 +194,7 @@ def selfplay_chunk(seeds: list[int], stockfish: str, nice: int = 10) -> dict:
     _renice(nice)
     t0, c0 = time.process_time(), _children_cpu()
     fens: list[str] = []
-    with chess.engine.SimpleEngine.popen_uci(stockfish) as eng:
+    with chess.engine.SimpleEngine.popen_uci(stockfish, timeout=STARTUP_TIMEOUT) as eng:
         eng.configure({"Threads": 1, "Hash": 16})
         for s in seeds:
             eng.configure({"Clear Hash": None})
