@@ -46,6 +46,7 @@ fn mated(go: GoParams) -> SearchRequest {
         temperature: 0.0,
         u: 0.0,
         start: Instant::now(),
+        tablebase: None,
     }
 }
 

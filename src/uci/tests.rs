@@ -245,6 +245,7 @@ fn info_formatting() {
         nps: 1000,
         time_ms: 20,
         hashfull: None,
+        tbhits: None,
         pv: vec!["e2e4".into()],
     };
     assert_eq!(
@@ -261,6 +262,12 @@ fn info_formatting() {
     assert_eq!(
         output::format_info(&info),
         "info depth 1 seldepth 1 multipv 2 score mate 1 wdl 1000 0 0 nodes 20 nps 1000 time 20 pv e2e4 e7e5"
+    );
+    info.hashfull = Some(3);
+    info.tbhits = Some(17);
+    assert_eq!(
+        output::format_info(&info),
+        "info depth 1 seldepth 1 multipv 2 score mate 1 wdl 1000 0 0 nodes 20 nps 1000 hashfull 3 tbhits 17 time 20 pv e2e4 e7e5"
     );
 }
 

@@ -37,6 +37,10 @@ pub struct Settings {
     pub hash_mb: usize,
     /// `MopUp`: the bare-king rule in MCTS.
     pub mop_up: bool,
+    /// `SyzygyProbeLimit`: most pieces of a probed position (0: no probing).
+    pub syzygy_probe_limit: usize,
+    /// `Syzygy50MoveRule`.
+    pub syzygy_50_move_rule: bool,
     /// MCTS parameters (`CPuct`, `CPuctBase`, `FpuReduction`, `PolicyTemperature`,
     /// `PolicyTopK`, `PolicyUniformMix`, `MinibatchSize`, `DrawScore`).
     pub mcts_params: MctsParams,
@@ -86,6 +90,8 @@ impl Options {
             search_mode: self.value(SEARCH_MODE),
             hash_mb: self.value(HASH).max(1) as usize,
             mop_up: self.value(MOP_UP),
+            syzygy_probe_limit: self.value(SYZYGY_PROBE_LIMIT).clamp(0, 7) as usize,
+            syzygy_50_move_rule: self.value(SYZYGY_50_MOVE_RULE),
             mcts_params: MctsParams {
                 c_puct: self.value(CPUCT) as f32,
                 c_puct_base: self.value(CPUCT_BASE) as f32,
