@@ -124,16 +124,15 @@ impl Tablebases {
                 if !matches!(ext, Some("rtbw" | "rtbz")) {
                     continue;
                 }
-                let added = check_magic(&path).and_then(|()| {
-                    tables.add_file(&path).map_err(|e| match e.kind() {
-                        std::io::ErrorKind::InvalidInput => "not a table name".to_string(),
-                        _ => e.to_string(),
-                    })
-                });
-                match added {
+                if let Err(e) = check_magic(&path) {
+                    problems.push(format!("{}: {e}; left out", path.display()));
+                    continue;
+                }
+                match tables.add_file(&path) {
                     Ok(()) if ext == Some("rtbw") => wdl_files += 1,
                     Ok(()) => dtz_files += 1,
-                    Err(e) if e == "not a table name" => {}
+                    // A name that is not a material (e.g. `notes.rtbw`): not a table, ignored.
+                    Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {}
                     Err(e) => problems.push(format!("{}: {e}; left out", path.display())),
                 }
             }

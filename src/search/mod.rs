@@ -157,6 +157,18 @@ pub fn tablebase_root(
     Some(root?.restrict(&req.searchmoves))
 }
 
+/// The fallback `bestmove` of a request: [`fallback_bestmove`] over its `searchmoves`, narrowed
+/// to the moves the tablebase root probe keeps when the root is in the tables (so that a move
+/// played in time trouble never gives away a tablebase win or draw).
+pub fn request_fallback(req: &SearchRequest) -> BestMove {
+    let kept = req
+        .tablebase
+        .as_ref()
+        .and_then(|p| p.root(&req.game))
+        .map(|root| root.restrict(&req.searchmoves).keep());
+    fallback_bestmove(&req.game, kept.as_deref().unwrap_or(&req.searchmoves))
+}
+
 /// The fallback `bestmove` (no ponder move).
 pub fn fallback_bestmove(game: &Game, searchmoves: &[Move]) -> BestMove {
     BestMove {

@@ -196,6 +196,13 @@ impl Algorithm for Mcts {
         if let StopReason::Error(e) = &reason {
             sink.error(&format!("network evaluation failed during MCTS: {e}"));
         }
+        if req
+            .tablebase
+            .as_ref()
+            .is_some_and(|p| p.tables.take_error())
+        {
+            sink.error("Syzygy: a table is missing or cannot be read; those positions were searched without it");
+        }
         let infos = info_lines(
             &tree,
             &req.game,
@@ -226,7 +233,7 @@ impl Algorithm for Mcts {
                 mv: Some(req.game.move_to_uci(&line.mv)),
                 ponder: None,
             },
-            None => crate::search::fallback_bestmove(&req.game, &req.searchmoves),
+            None => crate::search::fallback_bestmove(&req.game, &limits.searchmoves),
         };
         self.tree = Some(tree);
         Ok(Outcome { infos, best })
