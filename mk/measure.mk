@@ -6,7 +6,7 @@
 #   make gauntlet  LEVELS='0 3 6' (Skill Level) or ELOS='1350 1500 1700' (UCI_Elo), GAMES per level
 #   make puzzles   PUZZLES=../shared/data/puzzles/lichess_puzzles.csv LIMIT=0 NODES=1 OUT=reports/puzzles
 #   make suites    SUITES='wac_arasan_wacnew bk_senjo STS1-STS15_LAN_v3' LIMIT=0 MOVETIME=0.1
-#   make endgames  ENGINE_A_OPTS=SearchMode=mcts POSITIONS=20 TC=10+0.1 (KQK/KRK vs full Stockfish)
+#   make endgames  ENGINE_A_OPTS=SearchMode=mcts POSITIONS=20 TC=10+0.1 SYZYGY=dir (KQK/KRK/KBNK/KPK vs full Stockfish)
 #   make scaling   PLAYOUTS='25 100 400 1600' GAMES=20 (SearchMode=mcts at go nodes N vs searchless)
 #   make test-uci  conformance suite against target/release/glimpse, full games vs Stockfish, tool tests
 #
@@ -60,16 +60,19 @@ suites: build $(VENV_STAMP)
 	$(PY) -m glimpse_tools.suites --engine '$(ENGINE_A)' --options '$(ENGINE_A_OPTS)' --suites $(SUITES) \
 	  --limit $(LIMIT) --movetime $(MOVETIME) --json '$(OUT).json' $(SUITE_ARGS)
 
-# Endgames: POSITIONS random KQK and KRK positions each (seeded by SEED), ENGINE_A as the strong
+# Endgames: POSITIONS random KQK, KRK, KBNK and KPK (winning) positions each (seeded by SEED), ENGINE_A as the strong
 # side against ENDGAME_OPPONENT (full-strength Stockfish) at TC. ENDGAME_ARGS for more flags, e.g.
 # ENDGAME_ARGS='--tc none --nodes 400 --b-tc 10+0.1' (A at go nodes 400, Stockfish on a clock).
+# SYZYGY=../shared/data/syzygy gives Glimpse the tables (SyzygyPath); ENDGAME_ARGS=--compare then
+# plays every position without and with them and prints both.
 POSITIONS ?= 20
 ENDGAME_OPPONENT ?= stockfish
 ENDGAME_ARGS ?=
+SYZYGY ?=
 endgames: build $(VENV_STAMP)
 	$(PY) -m glimpse_tools.endgames --a '$(ENGINE_A)' --a-options '$(ENGINE_A_OPTS)' --b '$(ENDGAME_OPPONENT)' \
 	  --tc '$(TC)' --positions $(POSITIONS) --concurrency $(CONCURRENCY) --seed $(SEED) --out '$(OUT)' \
-	  $(ENDGAME_ARGS)
+	  $(if $(SYZYGY),--syzygy '$(SYZYGY)') $(ENDGAME_ARGS)
 
 # Scaling: ENGINE_A with SearchMode=mcts at go nodes N for each N in PLAYOUTS against SCALING_B
 # (searchless Glimpse), GAMES per N from BOOK. BOTH_OPTS go to both engines (comma-separated);

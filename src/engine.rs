@@ -20,6 +20,7 @@ use crate::model::runtime::panic_message;
 use crate::model::{ModelInfo, NetworkSlot, Note, SharedNetwork};
 use crate::search::analysis::analyse;
 use crate::search::{self, Search, SearchRequest};
+use crate::tablebase::{self, Probe, Tablebases};
 use crate::time::TimeManager;
 use crate::uci::display::{self, eval_table};
 use crate::uci::options::{self, Options};
@@ -58,6 +59,8 @@ pub struct Engine {
     model_info: Arc<Mutex<Option<ModelInfo>>>,
     search: Box<dyn Search>,
     rng: Rng,
+    /// The Syzygy tables opened from `SyzygyPath` (`None`: none).
+    tablebases: Option<Arc<Tablebases>>,
 }
 
 impl Engine {
@@ -80,6 +83,7 @@ impl Engine {
             model_info,
             search,
             rng,
+            tablebases: None,
         }
     }
 
@@ -237,6 +241,9 @@ impl Engine {
         }
         match self.options.set(name, value) {
             Ok(changed) => {
+                if changed.name == options::SYZYGY_PATH.name {
+                    self.open_tablebases();
+                }
                 if changed.name == options::SEED.name {
                     self.rng = Rng::new(self.options.settings().seed);
                 }
@@ -247,6 +254,29 @@ impl Engine {
                 self.debug_note(&format!("{} set", changed.name));
             }
             Err(e) => self.out.error(&e.to_string()),
+        }
+    }
+
+    /// Opens the tables of `SyzygyPath` (once, when the option is set) and says what was found;
+    /// problems are reported and the engine goes on with the tables that could be read.
+    fn open_tablebases(&mut self) {
+        let value = self.options.value(options::SYZYGY_PATH);
+        self.tablebases = None;
+        if tablebase::is_empty_path(&value) {
+            return;
+        }
+        let opened = Tablebases::open(&value);
+        for p in &opened.problems {
+            self.out.error(&format!("option SyzygyPath: {p}"));
+        }
+        match opened.tables {
+            Some(t) => {
+                self.out.info_string(&t.describe());
+                self.tablebases = Some(Arc::new(t));
+            }
+            None => self
+                .out
+                .info_string("Syzygy: no tables found; playing without tablebases"),
         }
     }
 
@@ -328,6 +358,15 @@ impl Engine {
                 time.budget()
             ));
         }
+        let tablebase = self
+            .tablebases
+            .as_ref()
+            .filter(|_| settings.syzygy_probe_limit > 0)
+            .map(|t| Probe {
+                tables: Arc::clone(t),
+                limit: settings.syzygy_probe_limit,
+                rule50: settings.syzygy_50_move_rule,
+            });
         let request = SearchRequest {
             key: settings.load_key(),
             game: self.game.clone(),
@@ -338,6 +377,7 @@ impl Engine {
             u: self.rng.next_f64(),
             time,
             start,
+            tablebase,
         };
         self.search.start(request);
     }

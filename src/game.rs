@@ -384,6 +384,16 @@ impl Game {
         repetition_after(self.position(), &window[1..])
     }
 
+    /// Whether some position occurred twice since the last capture or pawn move (Stockfish's
+    /// `has_repeated`, used by the tablebase root probe to insist on DTZ progress).
+    pub fn repeated_since_zeroing(&self) -> bool {
+        let window = self.window();
+        window
+            .iter()
+            .enumerate()
+            .any(|(i, k)| window[i + 1..].contains(k))
+    }
+
     /// Number of times the current position occurred in the reversible window (1 = first time).
     pub fn repetition_count(&self) -> usize {
         let window = self.window();

@@ -13,6 +13,7 @@ pub mod game;
 pub mod model;
 pub mod perft;
 pub mod search;
+pub mod tablebase;
 pub mod time;
 pub mod uci;
 pub mod weights;

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Converting won endgames: can Glimpse mate a bare king with a queen or a rook?
+"""Converting won endgames: can Glimpse mate a bare king with a queen, a rook, bishop and knight, or a pawn?
 
-The script builds N random legal K+Q vs K and N K+R vs K positions (seeded), the strong side to
-move, and plays each once from its FEN with engine A (Glimpse by default, any options) as the strong
+The script builds N random legal positions of each material (K+Q, K+R, K+B+N, K+P against a bare king;
+seeded), the strong side to move; K+B+N and K+P starts are kept only when the Syzygy tables say the
+strong side wins (the tables vendored in tests/data/syzygy, or ``--position-tables``). It plays each once from its FEN with engine A (Glimpse by default, any options) as the strong
 side against engine B (Stockfish at full strength by default) defending the bare king. Games are
 played by tools/match.py (same clock, fault handling and PGN), one game per position. A game ends at
 checkmate, stalemate, insufficient material (the lone piece was lost), a draw that the defender
@@ -19,6 +20,8 @@ Examples::
     tools/endgames.py --a-option SearchMode=mcts --positions 10 --materials KRK
     tools/endgames.py --tc none --nodes 400 --b-tc 10+0.1  # Glimpse at go nodes 400, Stockfish on a clock
     tools/endgames.py --list --positions 5                  # print the positions only
+    tools/endgames.py --syzygy ../shared/data/syzygy        # Glimpse with SyzygyPath set
+    tools/endgames.py --syzygy ../shared/data/syzygy --compare  # without, then with tables: both tables
 """
 
 from __future__ import annotations
@@ -34,12 +37,21 @@ from pathlib import Path
 from typing import Any
 
 import chess
+import chess.syzygy
 
 from glimpse_tools import enginelib as el
 from glimpse_tools import match as match_tool
 
-#: Material name -> the strong side's piece besides its king.
-MATERIALS = {"KQK": chess.QUEEN, "KRK": chess.ROOK}
+#: Material name -> the strong side's pieces besides its king.
+MATERIALS: dict[str, tuple[chess.PieceType, ...]] = {
+    "KQK": (chess.QUEEN,), "KRK": (chess.ROOK,), "KBNK": (chess.BISHOP, chess.KNIGHT), "KPK": (chess.PAWN,)}
+
+#: Materials whose random starts are kept only when the tables say the strong side wins (every legal
+#: K+Q or K+R start with the piece safe is a win; K+B+N and K+P starts may be draws).
+NEEDS_TABLES = ("KBNK", "KPK")
+
+#: Tables for choosing winning starts: the ones vendored with the tests (K+B+N, K+P vs K among them).
+POSITION_TABLES = el.REPO_ROOT / "tests" / "data" / "syzygy"
 
 #: Outcome keys, in table order. ``mate`` is the only success.
 OUTCOMES = {
@@ -94,25 +106,37 @@ def acceptable(board: chess.Board, strong: chess.Color) -> bool:
             and not piece_hangs(board, strong))
 
 
-def random_position(rng: random.Random, piece_type: chess.PieceType, strong: chess.Color) -> chess.Board:
-    """A random acceptable position with K + ``piece_type`` (for ``strong``) against a bare king.
+def random_position(rng: random.Random, pieces: tuple[chess.PieceType, ...] | chess.PieceType,
+                    strong: chess.Color) -> chess.Board:
+    """A random acceptable position with K + ``pieces`` (for ``strong``) against a bare king.
 
-    Squares are drawn uniformly (three distinct squares) and redrawn until :func:`acceptable`
-    holds. Half-move clock 0, full-move number 1, no castling or en passant.
+    Squares are drawn uniformly (distinct squares) and redrawn until :func:`acceptable` holds (a pawn
+    never on its first or last rank). Half-move clock 0, full-move number 1, no castling or en passant.
     """
+    pieces = (pieces,) if isinstance(pieces, int) else pieces
     while True:
-        strong_king, piece_square, weak_king = rng.sample(chess.SQUARES, 3)
+        strong_king, *piece_squares, weak_king = rng.sample(chess.SQUARES, len(pieces) + 2)
         board = chess.Board(None)
         board.set_piece_at(strong_king, chess.Piece(chess.KING, strong))
-        board.set_piece_at(piece_square, chess.Piece(piece_type, strong))
+        for piece_type, square in zip(pieces, piece_squares):
+            board.set_piece_at(square, chess.Piece(piece_type, strong))
         board.set_piece_at(weak_king, chess.Piece(chess.KING, not strong))
         board.turn = strong
         if acceptable(board, strong):
             return board
 
 
-def make_positions(material: str, count: int, seed: int, strong: str = "random") -> list[Position]:
-    """``count`` distinct positions of ``material`` (``KQK`` or ``KRK``), reproducible from ``seed``.
+def strong_side_wins(tables: chess.syzygy.Tablebase, board: chess.Board) -> bool:
+    """Whether the side to move wins within the 50-move rule (python-chess WDL 2)."""
+    return tables.probe_wdl(board) == 2
+
+
+def make_positions(material: str, count: int, seed: int, strong: str = "random",
+                   tables: str | Path | None = None) -> list[Position]:
+    """``count`` distinct positions of ``material`` (a key of :data:`MATERIALS`), reproducible from ``seed``.
+
+    For :data:`NEEDS_TABLES` materials only winning starts are kept, by the Syzygy tables in ``tables``
+    (default :data:`POSITION_TABLES`).
 
     ``strong`` is ``white``, ``black`` or ``random`` (each position's strong side drawn with equal
     chance). Each material has its own random stream, so the KQK set does not depend on whether KRK
@@ -125,16 +149,23 @@ def make_positions(material: str, count: int, seed: int, strong: str = "random")
     rng = random.Random(f"glimpse-endgames:{material}:{seed}")
     seen: set[str] = set()
     positions: list[Position] = []
-    while len(positions) < count:
-        color = {"white": chess.WHITE, "black": chess.BLACK}.get(strong)
-        if color is None:
-            color = chess.WHITE if rng.random() < 0.5 else chess.BLACK
-        board = random_position(rng, MATERIALS[material], color)
-        key = board.board_fen() + (" w" if board.turn else " b")
-        if key in seen:
-            continue
-        seen.add(key)
-        positions.append(Position(f"{material}-{len(positions) + 1:02d}", material, board.fen(), color))
+    tb = chess.syzygy.open_tablebase(str(tables or POSITION_TABLES)) if material in NEEDS_TABLES else None
+    try:
+        while len(positions) < count:
+            color = {"white": chess.WHITE, "black": chess.BLACK}.get(strong)
+            if color is None:
+                color = chess.WHITE if rng.random() < 0.5 else chess.BLACK
+            board = random_position(rng, MATERIALS[material], color)
+            key = board.board_fen() + (" w" if board.turn else " b")
+            if key in seen:
+                continue
+            seen.add(key)
+            if tb is not None and not strong_side_wins(tb, board):
+                continue
+            positions.append(Position(f"{material}-{len(positions) + 1:02d}", material, board.fen(), color))
+    finally:
+        if tb is not None:
+            tb.close()
     return positions
 
 
@@ -337,6 +368,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="allowed clock overrun in ms before a time forfeit (default 0)")
     p.add_argument("--stall-timeout", type=float, default=30.0, metavar="S",
                    help="without a clock: seconds (beyond movetime) before a silent engine loses")
+    p.add_argument("--syzygy", metavar="PATH",
+                   help="Syzygy tables for engine A (sets its SyzygyPath option), e.g. ../shared/data/syzygy")
+    p.add_argument("--compare", action="store_true",
+                   help="with --syzygy: play every position without the tables, then with them, and print "
+                        "both results side by side (PREFIX-without.*, PREFIX-with.*)")
+    p.add_argument("--position-tables", metavar="DIR", default=str(POSITION_TABLES),
+                   help="Syzygy tables that pick the winning K+B+N and K+P starts (default: the vendored "
+                        "test tables, tests/data/syzygy)")
     p.add_argument("--out", metavar="PREFIX", help="PREFIX.json and PREFIX.pgn (default reports/endgames-<time>)")
     p.add_argument("--list", action="store_true", help="print the positions and exit")
     p.add_argument("--quiet", action="store_true")
@@ -352,25 +391,63 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--positions must be >= 1")
     if args.concurrency < 1:
         parser.error("--concurrency must be >= 1")
-    positions = [p for m in dict.fromkeys(args.materials) for p in make_positions(m, args.positions, args.seed,
-                                                                                 args.strong)]
+    if args.compare and not args.syzygy:
+        parser.error("--compare needs --syzygy PATH")
+    if args.syzygy and not Path(args.syzygy).is_dir():
+        parser.error(f"--syzygy: no such directory {args.syzygy!r}")
+    positions = [p for m in dict.fromkeys(args.materials)
+                 for p in make_positions(m, args.positions, args.seed, args.strong, args.position_tables)]
     if args.list:
         for p in positions:
             print(f"{p.id}  {p.fen}")
         return 0
-    spec_a = el.EngineSpec.parse(args.a, args.a_option + [o for o in args.a_options.split(",") if o.strip()],
-                                 args.a_name)
+    a_options = args.a_option + [o for o in args.a_options.split(",") if o.strip()]
     spec_b = el.EngineSpec.parse(args.b, args.b_option, args.b_name)
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     out = args.out or str(el.REPO_ROOT / "reports" / f"endgames-{stamp}")
-    cfg = match_tool.MatchConfig(
-        spec_a, spec_b, match_tool.time_control_from_args(args), len(positions), None,
-        seed=args.seed, concurrency=args.concurrency, pgn_out=out + ".pgn", json_out=out + ".json",
-        event="Glimpse endgames", timemargin=args.timemargin, stall_timeout=args.stall_timeout,
-        quiet=args.quiet, tc_b=match_tool.b_time_control_from_args(args),
-        draw_claims="B" if args.claims == "defender" else "both")
-    summary = run(cfg, positions, args.seed, args.strong)
-    return 130 if summary.get("interrupted") else 0
+    runs = [(None, out)]
+    if args.syzygy:
+        tables = str(Path(args.syzygy).resolve())
+        runs = [(None, out + "-without"), (tables, out + "-with")] if args.compare else [(tables, out)]
+    results = []
+    for tables, prefix in runs:
+        options = a_options + ([f"SyzygyPath={tables}"] if tables else [])
+        name = args.a_name
+        if args.compare:
+            name = (args.a_name or "glimpse") + (" +TB" if tables else "")
+        spec_a = el.EngineSpec.parse(args.a, options, name)
+        cfg = match_tool.MatchConfig(
+            spec_a, spec_b, match_tool.time_control_from_args(args), len(positions), None,
+            seed=args.seed, concurrency=args.concurrency, pgn_out=prefix + ".pgn", json_out=prefix + ".json",
+            event="Glimpse endgames" + (" (Syzygy)" if tables else ""), timemargin=args.timemargin,
+            stall_timeout=args.stall_timeout, quiet=args.quiet, tc_b=match_tool.b_time_control_from_args(args),
+            draw_claims="B" if args.claims == "defender" else "both")
+        summary = run(cfg, positions, args.seed, args.strong)
+        if summary.get("interrupted"):
+            return 130
+        results.append(("with tables" if tables else "without tables", summary))
+    if len(results) > 1:
+        print("\n".join(comparison_lines(results)))
+    return 0
+
+
+def comparison_lines(results: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """Mated x/N and moves to mate per material, one column per run (e.g. without and with tables)."""
+    materials = list(dict.fromkeys(m for _, s in results for m in s["endgames"]["per_material"]))
+    head = f"{'material':<9}" + "".join(f" {label:>28}" for label, _ in results)
+    lines = ["Conversion (mated/positions, mean and max moves to mate):", head]
+    for m in materials:
+        cells = []
+        for _, s in results:
+            r = s["endgames"]["per_material"].get(m)
+            if r is None:
+                cells.append(f" {'-':>28}")
+                continue
+            moves = (f"mean {r['moves_to_mate_mean']:.1f}, max {r['moves_to_mate_max']}" if r["mated"]
+                     else "no mates")
+            cells.append(f" {str(r['mated']) + '/' + str(r['positions']) + ', ' + moves:>28}")
+        lines.append(f"{m:<9}" + "".join(cells))
+    return lines
 
 
 if __name__ == "__main__":

@@ -217,9 +217,18 @@ class Adjudication:
     draw_score: int = 0
     draw_after: int = 0
     max_moves: int = 0
+    #: Syzygy tables for adjudication (cutechess-cli ``-tb``); empty: off.
+    tb_path: str = ""
+    #: Adjudicate only positions with at most this many pieces (cutechess-cli ``-tbpieces``; 0: any).
+    tb_pieces: int = 0
+    #: A win or loss that the 50-move rule turns into a draw stays a win (cutechess-cli ``-tbignore50``).
+    tb_ignore50: bool = False
 
     def describe(self) -> str:
         parts = []
+        if self.tb_path:
+            parts.append(f"Syzygy tables {self.tb_path}" + (f" (<= {self.tb_pieces} pieces)" if self.tb_pieces else "")
+                         + (", 50-move rule ignored" if self.tb_ignore50 else ""))
         if self.resign_moves:
             parts.append(f"resign {self.resign_moves} moves >= {self.resign_score} cp (both sides)")
         if self.draw_moves:
@@ -425,7 +434,48 @@ def _outcome_text(outcome: chess.Outcome) -> str:
     }.get(t, str(t))
 
 
+_TABLES: dict[str, Any] = {}
+
+
+def _tablebase(path: str):
+    """The python-chess tables of ``path`` (opened once per process)."""
+    if path not in _TABLES:
+        import chess.syzygy
+        _TABLES[path] = chess.syzygy.open_tablebase(path)
+    return _TABLES[path]
+
+
+def tb_verdict(board: chess.Board, adj: Adjudication) -> tuple[str, str] | None:
+    """The result the Syzygy tables give ``board`` (cutechess-cli ``-tb``): ``(result, reason)``, or
+    None when the tables are off, the position has castling rights, more pieces than the tables (or
+    ``tb_pieces``) or a table is missing. With the 50-move rule (default), a win whose DTZ plus the
+    half-move clock exceeds 100 plies is a draw, as is a cursed win."""
+    if not adj.tb_path or board.castling_rights:
+        return None
+    pieces = chess.popcount(board.occupied)
+    tables = _tablebase(adj.tb_path)
+    largest = max((len(name) - 1 for name in tables.wdl), default=0)  # "KQvK": 4 pieces
+    if pieces > (adj.tb_pieces or 7) or pieces > largest:
+        return None
+    try:
+        wdl = tables.probe_wdl(board)
+        dtz = tables.probe_dtz(board) if wdl in (-2, 2) and board.halfmove_clock else 0
+    except (KeyError, chess.syzygy.MissingTableError, OSError, ValueError):
+        return None
+    if not adj.tb_ignore50 and (abs(wdl) == 1 or abs(dtz) + board.halfmove_clock > 100):
+        wdl = 0
+    if wdl == 0:
+        return "1/2-1/2", "Draw by tablebase adjudication"
+    mover_wins = wdl > 0
+    white_wins = mover_wins == (board.turn == chess.WHITE)
+    return ("1-0", "White wins by tablebase adjudication") if white_wins \
+        else ("0-1", "Black wins by tablebase adjudication")
+
+
 def _adjudicate(scores: list[int | None], board: chess.Board, adj: Adjudication):
+    verdict = tb_verdict(board, adj)
+    if verdict is not None:
+        return verdict
     if adj.resign_moves:
         window = scores[-2 * adj.resign_moves:]
         if len(window) == 2 * adj.resign_moves and all(s is not None for s in window):
@@ -613,7 +663,8 @@ class Match:
             "pgn": c.pgn_out,
             "results": [{"game": g.number, "a_white": g.a_white, "result": g.result,
                          "a_points": g.a_points(), "termination": g.termination, "reason": g.reason,
-                         "plies": g.plies, "opening": g.opening} for g in self.results],
+                         "plies": g.plies, "opening": g.opening, "final_fen": g.final_fen}
+                        for g in self.results],
         }
 
     def record(self, g: GameResult, total: int) -> None:
@@ -815,11 +866,22 @@ def add_adjudication_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--draw-score", type=int, default=10, metavar="CP",
                    help="draw when |score| <= CP for M moves of both sides after full move K")
     g.add_argument("--maxmoves", type=int, default=0, metavar="N", help="draw after N moves of the engines")
+    g.add_argument("--tb", metavar="PATH", default="",
+                   help="adjudicate by Syzygy tables in PATH once a position is in them (cutechess-cli -tb); "
+                        "the PGN records 'tablebase adjudication'")
+    g.add_argument("--tbpieces", type=int, default=0, metavar="N",
+                   help="with --tb: only positions with at most N pieces (default: the largest table)")
+    g.add_argument("--tbignore50", action="store_true",
+                   help="with --tb: a win or loss the 50-move rule would draw stays decisive")
 
 
 def adjudication_from_args(args) -> Adjudication:
+    tb = getattr(args, "tb", "") or ""
+    if tb and not Path(tb).is_dir():
+        raise SystemExit(f"--tb: no such directory {tb!r}")
     return Adjudication(args.resign_movecount, args.resign_score, args.draw_movecount, args.draw_score,
-                        args.draw_movenumber, args.maxmoves)
+                        args.draw_movenumber, args.maxmoves, tb, getattr(args, "tbpieces", 0),
+                        getattr(args, "tbignore50", False))
 
 
 def time_control_from_args(args) -> TimeControl:

@@ -32,6 +32,7 @@ pub mod sink;
 
 use crate::game::Game;
 use crate::model::{LoadKey, SharedNetwork};
+use crate::tablebase::Probe;
 use crate::time::TimeManager;
 use crate::uci::options::Settings;
 use crate::uci::out::Out;
@@ -60,6 +61,8 @@ pub struct SearchRequest {
     pub time: TimeManager,
     /// When `go` arrived.
     pub start: Instant,
+    /// The Syzygy tables and their settings (`None`: no `SyzygyPath`, or `SyzygyProbeLimit` 0).
+    pub tablebase: Option<Probe>,
 }
 
 /// A search as the engine sees it. See the module documentation for the contract.
@@ -138,6 +141,32 @@ pub fn fallback_move(game: &Game, searchmoves: &[Move]) -> Option<String> {
         })
         .or(moves.first())?;
     Some(game.move_to_uci(pick))
+}
+
+/// The tablebase root probe of a request ([`Probe::root`]) over its `searchmoves`; `None` when
+/// there are no tables, the root is not covered, or a table cannot be read (reported once).
+pub fn tablebase_root(
+    req: &SearchRequest,
+    sink: &sink::SearchSink,
+) -> Option<crate::tablebase::RootProbe> {
+    let probe = req.tablebase.as_ref()?;
+    let root = probe.root(&req.game);
+    if probe.tables.take_error() {
+        sink.error("Syzygy: a table is missing or cannot be read; searching without it");
+    }
+    Some(root?.restrict(&req.searchmoves))
+}
+
+/// The fallback `bestmove` of a request: [`fallback_bestmove`] over its `searchmoves`, narrowed
+/// to the moves the tablebase root probe keeps when the root is in the tables (so that a move
+/// played in time trouble never gives away a tablebase win or draw).
+pub fn request_fallback(req: &SearchRequest) -> BestMove {
+    let kept = req
+        .tablebase
+        .as_ref()
+        .and_then(|p| p.root(&req.game))
+        .map(|root| root.restrict(&req.searchmoves).keep());
+    fallback_bestmove(&req.game, kept.as_deref().unwrap_or(&req.searchmoves))
 }
 
 /// The fallback `bestmove` (no ponder move).

@@ -12,7 +12,7 @@
 
 use super::control::Control;
 use super::sink::SearchSink;
-use super::{fallback_bestmove, Search, SearchRequest};
+use super::{request_fallback, Search, SearchRequest};
 use crate::model::runtime::panic_message;
 use crate::model::{NetworkSlot, Note, SharedNetwork};
 use crate::time::{self, TimeManager};
@@ -181,7 +181,7 @@ impl Search for Runner {
 
     fn start(&mut self, request: SearchRequest) {
         self.stop();
-        let fallback = fallback_bestmove(&request.game, &request.searchmoves);
+        let fallback = request_fallback(&request);
         let deadlines = request.time.at_go(request.start);
         let ctl = Arc::new(Control::new(deadlines));
         let sink = SearchSink::new(self.out.clone());

@@ -46,6 +46,7 @@ fn mated(go: GoParams) -> SearchRequest {
         temperature: 0.0,
         u: 0.0,
         start: Instant::now(),
+        tablebase: None,
     }
 }
 
@@ -83,4 +84,25 @@ fn a_timed_search_answers_by_itself() {
     search.shutdown(Duration::from_secs(2));
     assert_eq!(buf.text(), "bestmove (none)\n");
     assert!(!search.ponderhit(), "no ponder search to hit");
+}
+
+#[test]
+fn the_fallback_move_keeps_a_tablebase_win() {
+    // K+B+N vs K, Black to move: without tables the fallback is the first legal move, Nd1, which
+    // the white king takes (a draw); with the tables it is one of the winning moves.
+    let mut req = mated(GoParams::default());
+    req.game = Game::from_fen("8/8/8/5b2/8/8/kn6/2K5 b - - 0 1", false).unwrap();
+    let blunder = crate::search::request_fallback(&req).mv.unwrap();
+    assert_eq!(blunder, "b2d1");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/syzygy");
+    let probe = crate::tablebase::Probe {
+        tables: Arc::new(crate::tablebase::Tablebases::open(dir).tables.unwrap()),
+        limit: 7,
+        rule50: true,
+    };
+    let keep = probe.root(&req.game).unwrap().keep();
+    req.tablebase = Some(probe);
+    let mv = crate::search::request_fallback(&req).mv.unwrap();
+    assert_ne!(mv, blunder);
+    assert!(keep.iter().any(|m| req.game.move_to_uci(m) == mv), "{mv}");
 }

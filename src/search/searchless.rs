@@ -153,6 +153,24 @@ impl Algorithm for Searchless {
     ) -> Result<Outcome, SearchError> {
         let _ = ctl;
         let soft_ms = req.time.at_go(req.start).soft_ms;
+        // Tablebase root: the net chooses among the moves that keep the best WDL (and DTZ
+        // progress), as Stockfish's search does among its root moves.
+        let root_tb = crate::search::tablebase_root(req, sink);
+        let filtered;
+        let req = match &root_tb {
+            Some(tb) => {
+                filtered = SearchRequest {
+                    searchmoves: tb.keep(),
+                    ..req.clone()
+                };
+                &filtered
+            }
+            None => req,
+        };
+        let tbhits = req
+            .tablebase
+            .as_ref()
+            .map(|_| root_tb.as_ref().map_or(0, |tb| tb.hits));
         let (mut analysis, partial) = evaluate(net, req, soft_ms, sink)?;
         analysis.choice = req.settings.move_choice;
         let first_pass = req.start.elapsed();
@@ -193,7 +211,11 @@ impl Algorithm for Searchless {
             .map(|(rank, idx)| {
                 let m = &analysis.moves[idx];
                 let mate = gives_mate(&req.game, &m.mv);
-                let p = f64::from(m.win_prob);
+                let tb_cp = root_tb.as_ref().and_then(|tb| tb.cp_of(&m.mv));
+                let p = match &root_tb {
+                    Some(tb) if tb_cp.is_some() => tb.win_prob(),
+                    _ => f64::from(m.win_prob),
+                };
                 let mut pv = vec![m.uci.clone()];
                 if idx == chosen {
                     pv.extend(ponder.clone());
@@ -202,10 +224,10 @@ impl Algorithm for Searchless {
                     depth: 1,
                     seldepth: 1,
                     multipv: rank as u32 + 1,
-                    score: if mate {
-                        Score::Mate(1)
-                    } else {
-                        Score::Cp(win_prob_to_cp(p))
+                    score: match (mate, tb_cp) {
+                        (true, _) => Score::Mate(1),
+                        (false, Some(cp)) => Score::Cp(cp),
+                        (false, None) => Score::Cp(win_prob_to_cp(p)),
                     },
                     // The WDL head (when the net has one) speaks for the position, so for the
                     // move played; other lines split their Q.
@@ -217,6 +239,7 @@ impl Algorithm for Searchless {
                     nps,
                     time_ms: elapsed_ms,
                     hashfull: None,
+                    tbhits,
                     pv,
                 }
             })

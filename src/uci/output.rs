@@ -93,6 +93,8 @@ pub struct Info {
     pub time_ms: u64,
     /// Cache fill per mille (UCI `hashfull`), written when `Some`.
     pub hashfull: Option<u32>,
+    /// Tablebase probes in this search (UCI `tbhits`), written when `Some` (tables are loaded).
+    pub tbhits: Option<u64>,
     /// Principal variation, UCI moves.
     pub pv: Vec<String>,
 }
@@ -106,7 +108,8 @@ pub struct BestMove {
     pub ponder: Option<String>,
 }
 
-/// `info depth D seldepth S multipv I score cp X [wdl W D L] nodes N nps R time T pv M…`.
+/// `info depth D seldepth S multipv I score cp X [wdl W D L] nodes N nps R [hashfull H]
+/// [tbhits B] time T pv M…` (Stockfish's order).
 pub fn format_info(info: &Info) -> String {
     let mut s = format!(
         "info depth {} seldepth {} multipv {} score ",
@@ -123,6 +126,9 @@ pub fn format_info(info: &Info) -> String {
     write!(s, " nodes {} nps {}", info.nodes, info.nps).expect("String write");
     if let Some(h) = info.hashfull {
         write!(s, " hashfull {h}").expect("String write");
+    }
+    if let Some(t) = info.tbhits {
+        write!(s, " tbhits {t}").expect("String write");
     }
     write!(s, " time {}", info.time_ms).expect("String write");
     if !info.pv.is_empty() {

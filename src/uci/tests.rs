@@ -245,6 +245,7 @@ fn info_formatting() {
         nps: 1000,
         time_ms: 20,
         hashfull: None,
+        tbhits: None,
         pv: vec!["e2e4".into()],
     };
     assert_eq!(
@@ -261,6 +262,12 @@ fn info_formatting() {
     assert_eq!(
         output::format_info(&info),
         "info depth 1 seldepth 1 multipv 2 score mate 1 wdl 1000 0 0 nodes 20 nps 1000 time 20 pv e2e4 e7e5"
+    );
+    info.hashfull = Some(3);
+    info.tbhits = Some(17);
+    assert_eq!(
+        output::format_info(&info),
+        "info depth 1 seldepth 1 multipv 2 score mate 1 wdl 1000 0 0 nodes 20 nps 1000 hashfull 3 tbhits 17 time 20 pv e2e4 e7e5"
     );
 }
 
@@ -361,6 +368,14 @@ fn option_listing() {
         "option name Seed type spin default 0 min 0 max 2147483647"
     ));
     assert!(has("option name LogFile type string default <empty>"));
+    // Stockfish's tablebase options, as Stockfish 15.1 lists them.
+    assert!(has("option name SyzygyPath type string default <empty>"));
+    assert!(has(
+        "option name SyzygyProbeLimit type spin default 7 min 0 max 7"
+    ));
+    assert!(has("option name Syzygy50MoveRule type check default true"));
+    let s = o.settings();
+    assert_eq!((s.syzygy_probe_limit, s.syzygy_50_move_rule), (7, true));
     assert_eq!(lines.len(), o.declarations().len());
     assert_eq!(Options::new(1).settings().threads, 1);
 }
@@ -402,7 +417,10 @@ fn option_setting_and_validation() {
     }
     assert!((o.settings().temperature - 0.005).abs() < 1e-12);
 
-    assert!(o.set("SyzygyPath", Some("/tb")).is_err(), "unknown option");
+    assert!(o.set("NoSuchOption", Some("1")).is_err(), "unknown option");
+    assert!(o.set("SyzygyProbeLimit", Some("8")).is_err());
+    assert!(o.set("syzygyprobelimit", Some("5")).is_ok());
+    assert_eq!(o.settings().syzygy_probe_limit, 5);
     assert!(o.set("Hash", Some("16")).is_ok());
     assert_eq!(o.settings().hash_mb, 16);
     assert!(o.set("Hash", Some("0")).is_err());
@@ -456,7 +474,14 @@ fn every_typed_key_matches_its_declaration() {
     let o = Options::new(4);
     // A key of the wrong type would read as the fallback; each declared default must come back.
     let check = |name: &str, ok: bool| assert!(ok, "key {name} does not match its declaration");
-    for k in [SHOW_WDL, CHESS960, PONDER, MOP_UP, POLICY_HEAD] {
+    for k in [
+        SHOW_WDL,
+        CHESS960,
+        PONDER,
+        MOP_UP,
+        POLICY_HEAD,
+        SYZYGY_50_MOVE_RULE,
+    ] {
         check(k.name, matches!(o.get(k.name), Some(Value::Bool(_))));
     }
     for k in [
@@ -469,6 +494,7 @@ fn every_typed_key_matches_its_declaration() {
         POLICY_TOP_K,
         MINIBATCH_SIZE,
         DRAW_SCORE,
+        SYZYGY_PROBE_LIMIT,
     ] {
         check(k.name, matches!(o.get(k.name), Some(Value::Int(_))));
     }
@@ -483,12 +509,19 @@ fn every_typed_key_matches_its_declaration() {
     ] {
         check(k.name, matches!(o.get(k.name), Some(Value::Float(_))));
     }
-    for k in [WEIGHTS_FILE, BACKEND, LOG_FILE, SEARCH_MODE, MOVE_CHOICE] {
+    for k in [
+        WEIGHTS_FILE,
+        BACKEND,
+        LOG_FILE,
+        SEARCH_MODE,
+        MOVE_CHOICE,
+        SYZYGY_PATH,
+    ] {
         check(k.name, matches!(o.get(k.name), Some(Value::Text(_))));
     }
     assert_eq!(
         o.declarations().len(),
-        26,
+        29,
         "every declared option has a key above"
     );
     // MCTS defaults come from one place.

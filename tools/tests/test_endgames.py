@@ -52,10 +52,11 @@ def play(fen: str, spec_a: el.EngineSpec, spec_b: el.EngineSpec,
 
 
 class PositionTest(unittest.TestCase):
-    def check_material(self, board: chess.Board, strong: chess.Color, piece: chess.PieceType) -> None:
-        pieces = board.piece_map().values()
-        self.assertEqual(sorted((p.color == strong, p.piece_type) for p in pieces),
-                         sorted([(True, chess.KING), (True, piece), (False, chess.KING)]))
+    def check_material(self, board: chess.Board, strong: chess.Color,
+                       pieces: tuple[chess.PieceType, ...]) -> None:
+        found = board.piece_map().values()
+        self.assertEqual(sorted((p.color == strong, p.piece_type) for p in found),
+                         sorted([(True, chess.KING), *((True, p) for p in pieces), (False, chess.KING)]))
 
     def test_positions_are_legal_and_right(self) -> None:
         for material, piece in endgames.MATERIALS.items():
@@ -95,9 +96,32 @@ class PositionTest(unittest.TestCase):
             for p in ps:
                 self.assertEqual(len(p.board().pieces(chess.QUEEN, color)), 1)
         with self.assertRaises(ValueError):
-            endgames.make_positions("KBNK", 1, seed=1)
+            endgames.make_positions("KBBK", 1, seed=1)
         with self.assertRaises(ValueError):
             endgames.make_positions("KQK", 1, seed=1, strong="green")
+
+    def test_table_materials_start_won(self) -> None:
+        # K+B+N and K+P starts are kept only when the (vendored) tables say the strong side wins;
+        # a K+P start drawn by the tables exists among the raw draws, so the filter does work.
+        import chess.syzygy
+        with chess.syzygy.open_tablebase(str(endgames.POSITION_TABLES)) as tb:
+            for material in endgames.NEEDS_TABLES:
+                for p in endgames.make_positions(material, 20, seed=1):
+                    self.assertEqual(tb.probe_wdl(p.board()), 2, p.fen)
+            self.assertEqual(tb.probe_wdl(chess.Board("8/8/8/8/8/k7/p7/K7 b - - 0 1")), 0)
+            drawn = chess.Board("k7/8/8/8/8/8/P7/K7 w - - 0 1")  # rook pawn, the bare king in its corner
+            self.assertEqual(tb.probe_wdl(drawn), 0)
+            self.assertFalse(endgames.strong_side_wins(tb, drawn))
+
+    def test_comparison_table(self) -> None:
+        def summary(mated: int) -> dict:
+            return {"endgames": {"per_material": {"KPK": {
+                "mated": mated, "positions": 20, "moves_to_mate_mean": 12.0 if mated else None,
+                "moves_to_mate_max": 30 if mated else None}}}}
+        lines = endgames.comparison_lines([("without tables", summary(3)), ("with tables", summary(20))])
+        self.assertIn("without tables", lines[1])
+        self.assertIn("3/20, mean 12.0, max 30", lines[2])
+        self.assertIn("20/20", lines[2])
 
     def test_rejected_positions(self) -> None:
         ok = chess.Board("7k/8/8/8/8/8/8/KQ6 w - - 0 1")
@@ -205,14 +229,14 @@ class CommandLineTest(unittest.TestCase):
                                   "--depth", "1", "--positions", "2", "--seed", "9", "--out", f"{tmp}/eg"],
                                  capture_output=True, text=True, timeout=120)
             self.assertEqual(out.returncode, 0, out.stderr)
-            self.assertRegex(out.stdout, r"KQK: mated \d/2")
-            self.assertRegex(out.stdout, r"KRK: mated \d/2")
+            for material in endgames.MATERIALS:
+                self.assertRegex(out.stdout, material + r": mated \d/2")
             doc = json.loads(Path(f"{tmp}/eg.json").read_text())
-            planned = endgames.make_positions("KQK", 2, 9) + endgames.make_positions("KRK", 2, 9)
+            planned = [p for m in endgames.MATERIALS for p in endgames.make_positions(m, 2, 9)]
             rows = doc["endgames"]["positions"]
             self.assertEqual([r["fen"] for r in rows], [p.fen for p in planned])
-            self.assertEqual([r["id"] for r in rows], ["KQK-01", "KQK-02", "KRK-01", "KRK-02"])
-            for material in ("KQK", "KRK"):
+            self.assertEqual([r["id"] for r in rows], [f"{m}-0{i}" for m in endgames.MATERIALS for i in (1, 2)])
+            for material in endgames.MATERIALS:
                 m = doc["endgames"]["per_material"][material]
                 self.assertEqual(sum(m["outcomes"].values()), 2)
                 self.assertEqual(m["mated"], sum(r["mated"] for r in rows if r["material"] == material))

@@ -162,6 +162,41 @@ class FaultyEngineTest(unittest.TestCase):
         self.assertIn("maximum of 5 moves", s["_pgn_text"])
 
 
+class TablebaseAdjudicationTest(unittest.TestCase):
+    """--tb: a position in the Syzygy tables ends the game with the tables' result (cutechess-cli -tb)."""
+
+    TABLES = str(TOOLS.parent / "tests" / "data" / "syzygy")
+
+    def verdict(self, fen: str, **kw) -> tuple[str, str] | None:
+        return match_tool.tb_verdict(chess.Board(fen), match_tool.Adjudication(tb_path=self.TABLES, **kw))
+
+    def test_verdicts(self) -> None:
+        self.assertEqual(self.verdict("8/8/8/4k3/8/8/8/KQ6 b - - 0 1")[0], "1-0")
+        self.assertEqual(self.verdict("8/8/8/4K3/8/8/8/kq6 w - - 0 1")[0], "0-1")
+        self.assertEqual(self.verdict("k7/8/8/8/8/8/P7/K7 w - - 0 1")[0], "1/2-1/2")
+        # 95 half-moves played: the mate is further than the 50-move rule allows, unless ignored.
+        self.assertEqual(self.verdict("8/8/8/4k3/8/8/8/KQ6 w - - 95 1")[0], "1/2-1/2")
+        self.assertEqual(self.verdict("8/8/8/4k3/8/8/8/KQ6 w - - 95 1", tb_ignore50=True)[0], "1-0")
+        self.assertIsNone(self.verdict("8/8/8/4k3/8/8/8/KQ6 w - - 0 1", tb_pieces=2))
+        self.assertIsNone(self.verdict("r3k3/8/8/8/8/8/8/4K3 w q - 0 1"))     # castling rights
+        self.assertIsNone(self.verdict("8/8/8/4k3/8/8/8/KQR5 w - - 0 1"))  # no KQRvK table vendored
+        self.assertIsNone(match_tool.tb_verdict(chess.Board(), match_tool.Adjudication()))
+
+    def test_match_records_the_adjudication(self) -> None:
+        book = Path(tempfile.mkdtemp()) / "kqk.epd"
+        book.write_text("8/8/8/4k3/8/8/8/KQ6 w - - 0 1\n")
+        s = quick_match(fake(name="R1"), fake("--seed", "5", name="R2"), match_tool.TimeControl(depth=1),
+                        games=2, book=str(book),
+                        adjudication=match_tool.Adjudication(tb_path=self.TABLES))
+        # Adjudicated after the first move, with the tables' verdict on the final position.
+        self.assertEqual(s["terminations"], {"adjudication": 2}, s["results"])
+        adj = match_tool.Adjudication(tb_path=self.TABLES)
+        for r in s["results"]:
+            self.assertEqual(r["plies"], 1, r)
+            self.assertEqual(r["result"], match_tool.tb_verdict(chess.Board(r["final_fen"]), adj)[0], r)
+        self.assertIn("by tablebase adjudication", s["_pgn_text"])
+
+
 @unittest.skipUnless(Path(STOCKFISH).exists(), "Stockfish not installed")
 class StockfishMatchTest(unittest.TestCase):
     def test_two_game_cli_match(self) -> None:

@@ -14,6 +14,7 @@ use crate::search::runner::{Algorithm, Outcome, SearchError};
 use crate::search::searchless::Searchless;
 use crate::search::sink::SearchSink;
 use crate::search::SearchRequest;
+use crate::tablebase::RootProbe;
 use crate::uci::options::Settings;
 use crate::uci::output::{BestMove, Info, Score, Wdl};
 use shakmaty::Move;
@@ -23,33 +24,46 @@ use std::time::{Duration, Instant};
 pub const INFO_INTERVAL: Duration = Duration::from_millis(1000);
 
 /// The `info` lines for an MCTS tree: one per MultiPV entry, ranked by the root move order
-/// ([`Tree::lines`]); `score mate N` when the line is proven, else cp from Q.
+/// ([`Tree::lines`]); `score mate N` when the line is proven, else the tablebase score when the
+/// root is in the tables (`root_tb`), else cp from Q. `tbhits` is written when the tree probes
+/// tables.
 pub fn info_lines(
     tree: &Tree,
     game: &Game,
     filter: &[Move],
     progress: &Progress,
     settings: &Settings,
+    root_tb: Option<&RootProbe>,
 ) -> Vec<Info> {
     let elapsed_ms = progress.start.elapsed().as_millis() as u64;
+    let tbhits = tree
+        .tablebase
+        .as_ref()
+        .map(|_| tree.tb_hits() + root_tb.map_or(0, |tb| tb.hits));
     tree.lines(filter, settings.multipv)
         .iter()
         .enumerate()
         .map(|(rank, line)| {
-            let value = line.value();
+            let tb_cp = root_tb.and_then(|tb| tb.cp_of(&line.mv));
+            let value = match (line.mate(), root_tb) {
+                (None, Some(tb)) if tb_cp.is_some() => tb.win_prob(),
+                _ => line.value(),
+            };
             Info {
                 depth: progress.mean_depth().max(1),
                 seldepth: progress.seldepth.max(1),
                 multipv: rank as u32 + 1,
-                score: match line.mate() {
-                    Some(m) => Score::Mate(m),
-                    None => Score::Cp(win_prob_to_cp(value)),
+                score: match (line.mate(), tb_cp) {
+                    (Some(m), _) => Score::Mate(m),
+                    (None, Some(cp)) => Score::Cp(cp),
+                    (None, None) => Score::Cp(win_prob_to_cp(value)),
                 },
                 wdl: settings.show_wdl.then(|| Wdl::from_win_prob(value)),
                 nodes: u64::from(tree.root().n),
                 nps: progress.nps(),
                 time_ms: elapsed_ms,
                 hashfull: Some(progress.hashfull),
+                tbhits,
                 pv: pv_uci(game, line),
             }
         })
@@ -131,13 +145,18 @@ impl Algorithm for Mcts {
             }
             None => Tree::new(&req.game),
         };
+        tree.use_tablebase(req.tablebase.clone());
+        // Tablebase root: search only the moves that keep the best WDL (and DTZ progress).
+        let root_tb = crate::search::tablebase_root(req, sink);
         let infinite = req.go.infinite;
         let mut limits = Limits {
             playouts: req.go.nodes,
             depth: req.go.depth,
             deadline: ctl.soft_deadline(),
             infinite: infinite || req.go.ponder,
-            searchmoves: req.searchmoves.clone(),
+            searchmoves: root_tb
+                .as_ref()
+                .map_or_else(|| req.searchmoves.clone(), RootProbe::keep),
         };
         let mut last_info = Instant::now();
         let mut ponderhit_applied = false;
@@ -161,6 +180,7 @@ impl Algorithm for Mcts {
                         &limits.searchmoves,
                         progress,
                         settings,
+                        root_tb.as_ref(),
                     ));
                 }
                 false
@@ -176,7 +196,21 @@ impl Algorithm for Mcts {
         if let StopReason::Error(e) = &reason {
             sink.error(&format!("network evaluation failed during MCTS: {e}"));
         }
-        let infos = info_lines(&tree, &req.game, &limits.searchmoves, &progress, settings);
+        if req
+            .tablebase
+            .as_ref()
+            .is_some_and(|p| p.tables.take_error())
+        {
+            sink.error("Syzygy: a table is missing or cannot be read; those positions were searched without it");
+        }
+        let infos = info_lines(
+            &tree,
+            &req.game,
+            &limits.searchmoves,
+            &progress,
+            settings,
+            root_tb.as_ref(),
+        );
         let top = tree.lines(&limits.searchmoves, 1);
         let best = match top.first() {
             Some(line) if line.visits > 0 || line.proven != Proven::Unknown => {
@@ -199,7 +233,7 @@ impl Algorithm for Mcts {
                 mv: Some(req.game.move_to_uci(&line.mv)),
                 ponder: None,
             },
-            None => crate::search::fallback_bestmove(&req.game, &req.searchmoves),
+            None => crate::search::fallback_bestmove(&req.game, &limits.searchmoves),
         };
         self.tree = Some(tree);
         Ok(Outcome { infos, best })

@@ -21,6 +21,10 @@
 //!   a backup alternates v ↦ 1 − v.
 //! - **Batching**: up to `MinibatchSize` leaves per network call, kept apart by virtual loss
 //!   (a visit in flight counts as a loss for the mover); a leaf selected twice ends the gathering.
+//! - **Tablebases**: a child reached by a capture or pawn move with at most `SyzygyProbeLimit`
+//!   pieces and no castling rights takes its value from the Syzygy WDL tables as a terminal (no
+//!   network call; counted in `tbhits`); at the root, only the moves the tables rank best are
+//!   searched (`crate::tablebase::Probe::root`).
 //! - **Solver**: proven wins, losses and draws propagate up (MCTS-solver, Winands et al. 2008;
 //!   Lc0's certainty propagation) with the distance to mate in plies; the best move prefers the
 //!   fastest proven win and the slowest proven loss.
@@ -167,6 +171,9 @@ pub struct Node {
     w: f64,
     /// Draw by repetition against the path and game history (value 0.5, not proven).
     repetition: bool,
+    /// Tablebase outcome for the side to move, probed after a capture or pawn move (1 win,
+    /// 0 draw, −1 loss): a terminal that is never expanded (not proven: no mate distance).
+    tb: Option<i8>,
     /// Solver state, from the point of view of the side to move at this node.
     pub proven: Proven,
 }
@@ -185,6 +192,7 @@ impl Node {
             vl: 0,
             w: 0.0,
             repetition: false,
+            tb: None,
             proven: Proven::Unknown,
         }
     }

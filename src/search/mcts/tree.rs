@@ -7,6 +7,7 @@ use super::{
 };
 use crate::game::{python_fen, Game};
 use crate::search::evaluator::Scores;
+use crate::tablebase::Probe;
 use shakmaty::{Chess, Move, Position};
 
 /// The search tree: an arena of nodes rooted at a game position.
@@ -22,6 +23,10 @@ pub struct Tree {
     pub(super) chess960: bool,
     /// The `MctsParams::draw_score` the statistics were gathered with.
     pub(super) draw_score: f32,
+    /// The Syzygy tables probed at expansion (`None`: none).
+    pub(super) tablebase: Option<Probe>,
+    /// Tablebase probes that answered since [`Tree::use_tablebase`] (UCI `tbhits`).
+    pub(super) tb_hits: u64,
 }
 
 /// Most nodes a tree may hold (56 bytes each, so about 560 MB; a child is a node, so this is
@@ -45,7 +50,29 @@ impl Tree {
             moves: game.moves().to_vec(),
             chess960: game.chess960(),
             draw_score: 0.0,
+            tablebase: None,
+            tb_hits: 0,
         }
+    }
+
+    /// Probes `tablebase` at expansion from now on and restarts the `tbhits` count. Statistics
+    /// gathered with other tables or settings start afresh (same root and game).
+    pub fn use_tablebase(&mut self, tablebase: Option<Probe>) {
+        let same = match (&self.tablebase, &tablebase) {
+            (None, None) => true,
+            (Some(a), Some(b)) => a.same_as(b),
+            _ => false,
+        };
+        if !same {
+            self.nodes = vec![Node::new(None, NONE)];
+        }
+        self.tablebase = tablebase;
+        self.tb_hits = 0;
+    }
+
+    /// Tablebase probes that answered in this search.
+    pub fn tb_hits(&self) -> u64 {
+        self.tb_hits
     }
 
     /// The value of a draw for the side to move at a node `depth` plies below the root:
@@ -127,6 +154,7 @@ impl Tree {
         root.mv = None;
         root.parent = NONE;
         root.repetition = false;
+        root.tb = None;
         root.n
     }
 
@@ -232,6 +260,14 @@ impl Tree {
             {
                 node.proven = Proven::Draw;
                 q[i] = draw;
+            } else if let Some(outcome) = self.probe_after_zeroing(&child) {
+                // Exact after a capture or pawn move: a terminal for the child's side to move.
+                node.tb = Some(outcome);
+                q[i] = match outcome {
+                    1 => 0.0,
+                    -1 => 1.0,
+                    _ => draw,
+                };
             } else {
                 let h = position_hash(&child);
                 let window = (child.halfmoves() as usize).min(stack.len());
@@ -267,6 +303,17 @@ impl Tree {
         n.num_children = count;
         n.expanded = true;
         q.iter().copied().fold(0.0, f32::max)
+    }
+
+    /// The tablebase outcome of `child` (1, 0, −1 for its side to move) when it was reached by a
+    /// capture or pawn move and the tables cover it; counts the hit.
+    fn probe_after_zeroing(&mut self, child: &Chess) -> Option<i8> {
+        if child.halfmoves() != 0 {
+            return None;
+        }
+        let outcome = self.tablebase.as_ref()?.outcome_after_zeroing(child)?;
+        self.tb_hits += 1;
+        Some(outcome)
     }
 
     /// The PUCT choice among the children of `idx` (`depth` plies below the root; `filter`:
@@ -330,6 +377,14 @@ impl Tree {
                     return Leaf::Value { path, value };
                 }
                 if let Some(value) = self.proven_value(node.proven, depth) {
+                    return Leaf::Value { path, value };
+                }
+                if let Some(outcome) = node.tb {
+                    let value = match outcome {
+                        1 => 1.0,
+                        -1 => 0.0,
+                        _ => self.draw_value(depth),
+                    };
                     return Leaf::Value { path, value };
                 }
             }

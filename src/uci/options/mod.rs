@@ -249,6 +249,12 @@ pub const MOP_UP: Key<bool> = Key::new("MopUp");
 pub const DRAW_SCORE: Key<i64> = Key::new("DrawScore");
 /// Evaluation cache size option (MB).
 pub const HASH: Key<i64> = Key::new("Hash");
+/// Syzygy tablebase directories (Stockfish's name; `:`-separated on Unix, `;` on Windows).
+pub const SYZYGY_PATH: Key<String> = Key::new("SyzygyPath");
+/// Largest piece count probed in the tablebases (Stockfish's name).
+pub const SYZYGY_PROBE_LIMIT: Key<i64> = Key::new("SyzygyProbeLimit");
+/// Whether tablebase wins and losses obey the 50-move rule (Stockfish's name).
+pub const SYZYGY_50_MOVE_RULE: Key<bool> = Key::new("Syzygy50MoveRule");
 
 /// The value written for the embedded net.
 pub const EMBEDDED: &str = crate::model::slot::EMBEDDED;

@@ -40,6 +40,10 @@ pub struct Settings {
     pub mop_up: bool,
     /// `MoveChoice`: what the searchless policy maximises.
     pub move_choice: MoveChoice,
+    /// `SyzygyProbeLimit`: most pieces of a probed position (0: no probing).
+    pub syzygy_probe_limit: usize,
+    /// `Syzygy50MoveRule`.
+    pub syzygy_50_move_rule: bool,
     /// MCTS parameters (`CPuct`, `CPuctBase`, `FpuReduction`, `PolicyTemperature`,
     /// `PolicyTopK`, `PolicyUniformMix`, `PolicyHead`, `PolicySoftmaxTemp`, `MinibatchSize`,
     /// `DrawScore`).
@@ -91,6 +95,8 @@ impl Options {
             hash_mb: self.value(HASH).max(1) as usize,
             mop_up: self.value(MOP_UP),
             move_choice: MoveChoice::parse(&self.value(MOVE_CHOICE)).unwrap_or_default(),
+            syzygy_probe_limit: self.value(SYZYGY_PROBE_LIMIT).clamp(0, 7) as usize,
+            syzygy_50_move_rule: self.value(SYZYGY_50_MOVE_RULE),
             mcts_params: MctsParams {
                 c_puct: self.value(CPUCT) as f32,
                 c_puct_base: self.value(CPUCT_BASE) as f32,

@@ -164,6 +164,24 @@ pub fn declarations(cores: usize) -> Vec<OptionDecl> {
             help: "MCTS: leaves gathered (with virtual loss) per network run",
         },
         OptionDecl {
+            name: SYZYGY_PATH.name,
+            applies: Applies::Engine,
+            kind: OptionKind::Text { default: "" },
+            help: "Syzygy tablebase directories, separated by ':' (';' on Windows); opened when set",
+        },
+        OptionDecl {
+            name: SYZYGY_PROBE_LIMIT.name,
+            applies: Applies::Search,
+            kind: OptionKind::Spin { default: 7, min: 0, max: 7 },
+            help: "probe the tablebases only in positions with at most this many pieces (0: never)",
+        },
+        OptionDecl {
+            name: SYZYGY_50_MOVE_RULE.name,
+            applies: Applies::Search,
+            kind: OptionKind::Check { default: true },
+            help: "a tablebase win or loss that the 50-move rule turns into a draw counts as a draw",
+        },
+        OptionDecl {
             name: LOG_FILE.name,
             applies: Applies::Output,
             kind: OptionKind::Text { default: "" },
