@@ -106,15 +106,20 @@ SOAK_TC ?= 1+0.1
 SOAK_NODES ?= 8
 SOAK_OPPONENT ?= stockfish:Skill Level=0
 SOAK_OUT ?= reports/soak-$(MEASURE_STAMP)
+# Glimpse's options in the soak: Move Overhead (ms kept back for lag) sized for a shared 2-core
+# machine whose load reaches 10-16 (engine processes then stall for hundreds of ms).
+SOAK_GLIMPSE_OPTS ?= Move Overhead=300
 SOAK_ARGS ?=
 .PHONY: soak test-soak
 soak: build $(VENV_STAMP)
-	$(PY) tools/soak.py --engine $(BIN) --stockfish '$(SOAK_OPPONENT)' --games $(SOAK_GAMES) \
+	$(PY) tools/soak.py --engine $(BIN) --glimpse-options '$(SOAK_GLIMPSE_OPTS)' \
+	  --stockfish '$(SOAK_OPPONENT)' --games $(SOAK_GAMES) \
 	  --concurrency $(SOAK_CONCURRENCY) --tc '$(SOAK_TC)' --nodes $(SOAK_NODES) --seed $(SEED) \
 	  --book '$(BOOK)' --out '$(SOAK_OUT)' $(SOAK_ARGS)
 
 # The short soak of `make test`: 20 games; the first 8 (caches filling) are left out of the RSS
 # growth, which 2 games at each end could not measure otherwise.
 test-soak: build $(VENV_STAMP)
-	$(PY) tools/soak.py --engine $(BIN) --games 20 --warmup 8 --concurrency 2 --quiet \
+	$(PY) tools/soak.py --engine $(BIN) --glimpse-options '$(SOAK_GLIMPSE_OPTS)' --games 20 --warmup 8 \
+	  --concurrency 2 --quiet \
 	  --out target/soak-short/soak $(SOAK_ARGS)

@@ -42,6 +42,7 @@ import datetime as dt
 import json
 import logging
 import platform
+import signal
 import sys
 import time
 from pathlib import Path
@@ -151,6 +152,8 @@ class Soak:
         self.play_cfg = argparse.Namespace(timemargin=args.timemargin, stall_timeout=args.stall_timeout,
                                            stop_event=None, draw_claims="both")
         self.pgn = None
+        #: Set by SIGINT/SIGTERM: no new games start; the games in progress end and are reported.
+        self.stop = asyncio.Event()
 
     def log(self, text: str) -> None:
         if not self.args.quiet:
@@ -180,7 +183,7 @@ class Soak:
 
         sample_task = asyncio.create_task(sampler())
         try:
-            while True:
+            while not self.stop.is_set():
                 try:
                     number, opening = jobs.get_nowait()
                 except asyncio.QueueEmpty:
@@ -252,6 +255,9 @@ class Soak:
             print(game, file=self.pgn, end="\n\n", flush=True)
         faults = sum(sum(d.values()) for d in (g.crashes, g.illegal, g.forfeits, g.stalls)) + s.warnings
         rss = ", ".join(f"{k} {v:.0f} MiB" for k, v in s.rss_peak_mib.items())
+        if self.args.out and len(self.games) % 20 == 0:
+            # A partial report now and then, so that an interrupted soak still leaves one.
+            write_report(self.report(), self.args.out, plot_png=False)
         self.log(f"game {s.number:4d}/{self.args.games} {s.a} vs {s.b} ({PAIRINGS[s.pairing][2]}): "
                  f"{g.result} {g.termination} ({g.plies} plies, {s.seconds:.1f} s) RSS {rss}"
                  + (f"  FAULTS {faults}: {g.reason}; {s.warning_samples[:2]}" if faults else ""))
@@ -265,6 +271,12 @@ class Soak:
         if a.out:
             Path(a.out).parent.mkdir(parents=True, exist_ok=True)
             self.pgn = open(f"{a.out}.pgn", "w", encoding="utf-8")
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, self.stop.set)
+            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
+                pass
         try:
             await asyncio.gather(*(self.worker(jobs) for _ in range(max(1, min(a.concurrency, a.games)))))
         finally:
@@ -329,8 +341,22 @@ class Soak:
             "rss_warmup_games": a.warmup, "fault_samples": samples[:30],
             "python_chess_warnings": self.chess_warnings.samples,
             "rss": rss, "max_rss_growth": a.max_rss_growth, "pairings": pairings,
-            "terminations": terminations, "passed": not failures, "failures": failures,
+            "terminations": terminations, "stopped_early": self.stop.is_set(),
+            "passed": not failures, "failures": failures,
         }
+
+
+def write_report(report: dict[str, Any], out: str, plot_png: bool = True) -> None:
+    """Writes ``OUT.json`` and (``plot_png``) ``OUT.png``."""
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(f"{out}.json.tmp")
+    tmp.write_text(json.dumps(report, indent=1) + "\n")
+    tmp.replace(f"{out}.json")
+    if plot_png:
+        try:
+            plot(report, f"{out}.png")
+        except ImportError:
+            print("matplotlib missing: no PNG", file=sys.stderr)
 
 
 def plot(report: dict[str, Any], path: str) -> None:
@@ -392,12 +418,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("--games and --concurrency must be >= 1")
     soak = Soak(args)
     report = asyncio.run(soak.run_async())
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(f"{args.out}.json").write_text(json.dumps(report, indent=1) + "\n")
-    try:
-        plot(report, f"{args.out}.png")
-    except ImportError:
-        print("matplotlib missing: no PNG", file=sys.stderr)
+    write_report(report, args.out)
     c = report["counts"]
     print(f"soak: {report['games']} games, {report['plies']} plies in {report['duration_s']:.0f} s; Glimpse: "
           + ", ".join(f"{k} {v}" for k, v in c.items()) + "; opponent Stockfish: "
