@@ -199,11 +199,7 @@ fn stop_ponderhit_and_ucinewgame_at_random_moments_of_mcts() {
             e.send("ucinewgame");
         }
         let fen = game.fen();
-        e.send(
-            &format!("position startpos moves {}", moves.join(" "))
-                .trim_end()
-                .to_string(),
-        );
+        e.send(format!("position startpos moves {}", moves.join(" ")).trim_end());
         let ponder = rng.below(2) == 0;
         e.send(if ponder {
             "go ponder wtime 2000 btime 2000 winc 10 binc 10"
