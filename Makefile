@@ -54,7 +54,7 @@ train-setup: $(VENV_STAMP)
 include $(wildcard mk/*.mk)
 
 # The whole suite (README: `make test`).
-test: build test-models test-rust test-training test-uci
+test: build test-models test-rust test-training test-uci test-soak
 
 clean:
 	cargo clean

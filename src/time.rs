@@ -78,8 +78,12 @@ pub fn budget(go: &GoParams, white: bool, overhead_ms: u64) -> TimeBudget {
         let mtg = go
             .movestogo
             .map_or(DEFAULT_MOVES_TO_GO, |m| u64::from(m).clamp(1, 100));
-        let optimum = (avail / mtg + inc * 3 / 4).clamp(1, avail);
-        let hard = (optimum * HARD_FACTOR).min(avail);
+        // Saturating: clocks near 2^63 ms must not wrap (a wrapped hard limit fell below the
+        // optimum; the property tests found it).
+        let optimum = (avail / mtg)
+            .saturating_add(inc.saturating_mul(3) / 4)
+            .clamp(1, avail);
+        let hard = optimum.saturating_mul(HARD_FACTOR).min(avail);
         (optimum, hard)
     });
     match (from_movetime, from_clock) {

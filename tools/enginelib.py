@@ -8,6 +8,7 @@ that every report prints (``id name``, weights hash, options), opening books and
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
 import hashlib
 import io
@@ -151,6 +152,8 @@ class RecordingUciProtocol(chess.engine.UciProtocol):
         self.stderr_lines: list[str] = []
         self.error_count = 0
         self.error_samples: list[str] = []
+        #: The latest ``info string error…`` lines (the samples above are the first ones).
+        self.recent_errors: collections.deque[str] = collections.deque(maxlen=20)
 
     def line_received(self, line: str) -> None:  # noqa: D401 - python-chess hook
         if line.startswith("info string"):
@@ -160,6 +163,7 @@ class RecordingUciProtocol(chess.engine.UciProtocol):
             if text.lower().startswith("error"):
                 # Glimpse reports every failure as `info string error: ...`.
                 self.error_count += 1
+                self.recent_errors.append(text)
                 if len(self.error_samples) < 5:
                     self.error_samples.append(text)
 

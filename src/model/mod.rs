@@ -23,7 +23,7 @@ pub mod slot;
 pub mod split;
 pub mod tokenizer;
 
-pub use backend::{EvalRequest, EvalStats, Evaluated, Evaluator, MoveValue, Network};
+pub use backend::{EvalRequest, EvalStats, Evaluated, Evaluator, MoveValue, Network, Scores};
 pub use error::ModelError;
 pub use kinds::ModelKind;
 pub use runtime::{init_runtime, ORT_LIB_VERSION};

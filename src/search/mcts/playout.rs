@@ -230,7 +230,10 @@ fn limit_reached(tree: &Tree, limits: &Limits, progress: &Progress) -> Option<St
         }
     }
     let now = Instant::now();
-    if let Some(deadline) = limits.deadline {
+    // The soft deadline only ends a search whose root has been evaluated: with a very low clock it
+    // can pass before the first minibatch, and stopping then would leave no move of the net's at
+    // all (the hard-limit timer still bounds the move).
+    if let Some(deadline) = limits.deadline.filter(|_| tree.nodes[0].expanded) {
         if now + progress.last_batch >= deadline {
             return Some(StopReason::Limit);
         }

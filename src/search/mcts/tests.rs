@@ -714,3 +714,32 @@ fn changing_the_tables_starts_the_statistics_afresh() {
     );
     assert_eq!(tree.len(), 1);
 }
+
+#[test]
+fn a_passed_deadline_still_evaluates_the_root() {
+    // With a very low clock the soft deadline can pass before the first minibatch; the search
+    // must still evaluate the root once (the soak found MCTS answering with the fallback move).
+    let game = fen("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3");
+    let mut tree = Tree::new(&game);
+    let mut limits = Limits {
+        deadline: Some(Instant::now()),
+        ..Limits::default()
+    };
+    let mut eval = MaterialEval::default();
+    let (reason, p) = search(
+        &mut tree,
+        &mut EvalCache::new(1 << 20),
+        &mut eval,
+        &params(4),
+        &mut limits,
+        &mut |_, _, _| false,
+    );
+    assert_eq!(reason, StopReason::Limit);
+    assert!(tree.nodes[0].expanded, "the root was never evaluated");
+    assert!(p.playouts >= 1);
+    assert!(eval.calls >= 1);
+    assert!(
+        !tree.is_empty(),
+        "the driver would answer with the fallback move"
+    );
+}
