@@ -80,11 +80,13 @@ fn a_go_right_after_a_weights_change_plays_the_new_nets_move() {
     let set = format!("setoption name WeightsFile value {}", tiny.display());
     let fen = "position fen r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3";
     let mut cold = Engine::start();
-    let lines = cold_go(&mut cold, &["uci", &set, fen, "go movetime 100"]);
+    // The tiny AV net scores one row per move: a generous move time keeps a loaded machine from
+    // cutting its pass short, which would make the two moves differ for another reason.
+    let lines = cold_go(&mut cold, &["uci", &set, fen, "go movetime 3000"]);
     assert_no_fallback(&lines);
     let mut warm = Engine::with_tiny_model();
     warm.send(fen);
-    let after_isready = warm.go("movetime 100");
+    let after_isready = warm.go("movetime 3000");
     assert_eq!(bestmove(&lines).0, bestmove(&after_isready).0);
     // The note of the load names the new file, not the embedded net.
     assert!(

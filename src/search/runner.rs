@@ -347,13 +347,13 @@ impl<A: Algorithm> Worker<A> {
                 sink,
                 fallback,
                 deferred,
-            } => self.search(&request, &ctl, &sink, fallback, deferred),
+            } => self.search(*request, &ctl, &sink, fallback, deferred),
         }
     }
 
     fn search(
         &mut self,
-        req: &SearchRequest,
+        mut request: SearchRequest,
         ctl: &Arc<Control>,
         sink: &SearchSink,
         fallback: BestMove,
@@ -375,22 +375,24 @@ impl<A: Algorithm> Worker<A> {
                 }
             };
             let mut guard = guard;
-            guard.ensure(&req.key, &mut |n| match n {
+            guard.ensure(&request.key, &mut |n| match n {
                 Note::Info(m) => sink.note(&m),
                 Note::Error(m) => sink.error(&m),
             });
-            let waited = req.start.elapsed();
+            let waited = request.start.elapsed();
             if waited >= NET_WAIT_REPORTED {
                 sink.note(&format!(
                     "waited {} ms for the network to load; the move's time counts from now",
                     waited.as_millis()
                 ));
             }
+            // The clock starts now: the searches measure their time from `request.start`.
             let now = Instant::now();
+            request.start = now;
             let deadlines = if ctl.ponderhit_seen() {
-                req.time.at_ponderhit(now)
+                request.time.at_ponderhit(now)
             } else {
-                req.time.at_go(now)
+                request.time.at_go(now)
             };
             ctl.restart(deadlines);
             arm_hard_limit(deadlines.hard(), ctl, sink, &fallback, LATE_NOTE);
@@ -398,6 +400,7 @@ impl<A: Algorithm> Worker<A> {
         } else {
             net.lock()
         };
+        let req = &request;
         let (infos, best) = if req.game.legal_moves().is_empty() {
             (
                 Vec::new(),
