@@ -184,11 +184,15 @@ impl NetworkSlot {
     }
 }
 
+/// How long the [`Preloader`] waits after a request for a newer one before it loads. A `go`,
+/// `isready` or `eval` in the meantime loads the net itself (the slot's lock is free).
+pub const PRELOAD_SETTLE: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// Loads networks in the background, so the net is ready before the first `go` needs it: the
 /// engine asks for the current [`LoadKey`] after `uci` and after each change of a network option.
 ///
-/// Threading: one loader thread takes keys from a channel, skips to the newest one queued, and
-/// loads it with [`NetworkSlot::ensure`] under the slot's lock, so `isready`, `eval` and a
+/// Threading: one loader thread takes keys from a channel, skips to the newest one that arrives
+/// within [`PRELOAD_SETTLE`] of the last, and loads it with [`NetworkSlot::ensure`] under the slot's lock, so `isready`, `eval` and a
 /// search that need the net wait for that lock (and find it loaded). [`Preloader::loading`] is
 /// true from a request until its load has finished.
 pub struct Preloader {
@@ -206,8 +210,10 @@ impl Preloader {
             .name("glimpse-loader".into())
             .spawn(move || {
                 while let Ok(mut key) = rx.recv() {
+                    // Settle: a GUI sends its `setoption`s right after `uciok`; load only the last
+                    // key, not the embedded net first and the chosen one after it.
                     let mut taken = 1;
-                    while let Ok(newer) = rx.try_recv() {
+                    while let Ok(newer) = rx.recv_timeout(PRELOAD_SETTLE) {
                         key = newer;
                         taken += 1;
                     }
@@ -238,5 +244,45 @@ impl Preloader {
     /// Whether a requested load has not finished yet.
     pub fn loading(&self) -> bool {
         self.pending.load(Ordering::SeqCst) > 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn missing(name: &str) -> LoadKey {
+        LoadKey {
+            weights: Some(format!("/nonexistent/{name}.onnx")),
+            backend: Backend::Cpu,
+            threads: 1,
+        }
+    }
+
+    #[test]
+    fn the_preloader_loads_only_the_last_of_quick_requests_and_reports() {
+        let net = NetworkSlot::shared();
+        let notes = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&notes);
+        let pre = Preloader::spawn(Arc::clone(&net), move |n| sink.lock().push(n));
+        assert!(!pre.loading());
+        assert!(pre.request(missing("first")));
+        assert!(pre.request(missing("second")));
+        assert!(pre.loading());
+        let t0 = Instant::now();
+        while pre.loading() && t0.elapsed() < Duration::from_secs(30) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(!pre.loading(), "the load never finished");
+        let notes = notes.lock();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        match &notes[0] {
+            Note::Error(m) => assert!(m.contains("second.onnx"), "{m}"),
+            other => panic!("expected an error, got {other:?}"),
+        }
+        // The failed key is settled: `ensure` will not try it again.
+        assert!(net.lock().settled(&missing("second")));
+        assert!(!net.lock().settled(&missing("first")));
     }
 }
