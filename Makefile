@@ -47,14 +47,27 @@ $(VENV_STAMP): training/requirements.txt tools/pyproject.toml
 .PHONY: train-setup
 train-setup: $(VENV_STAMP)
 
+# Data: `make test` reads only what the repository holds: the slice of the shared data folder in
+# tests/data/shared/ (golden vectors and tiny models, perft, a few puzzles, openings, labels; see its
+# SOURCES.md), so a clone tests on its own. `make test TEST_SHARED=../shared` runs the same tests on the
+# full folder. Targets that need the big data (label, train, match, puzzles, suites, test-convert, ...)
+# read SHARED (default ../shared, the folder beside the repository) and say so when it is missing.
+TEST_SHARED ?= tests/data/shared
+ABS_TEST_SHARED = $(abspath $(TEST_SHARED))
+SHARED ?= ../shared
+# $(call need-path,PATH,WHAT): stop with a clear message when PATH (a file or folder) is missing.
+need-path = @test -e '$(1)' || { echo "make $@: $(2) not found at $(1): it lives in the shared data folder (../shared beside the repository; SHARED=/path/to/shared, see README 'Data'), or pass another path" >&2; exit 2; }
+
 # Each concern keeps its targets in its own file:
 #   mk/engine.mk    test-rust, bench                      (Rust engine)
 #   mk/training.mk  train-setup ($(VENV)), test-models, label, train, export, evaluate, test-training
 #   mk/measure.mk   test-uci, match, gauntlet, puzzles, suites
+#   mk/convert.mk   convert, test-convert (not part of `make test`: it needs ../shared/golden's checkpoints)
+#   mk/docs.mk      test-docs (README options and make targets against the binary and the Makefiles)
 include $(wildcard mk/*.mk)
 
 # The whole suite (README: `make test`).
-test: build test-models test-rust test-training test-uci test-soak
+test: build test-models test-rust test-training test-uci test-docs test-soak
 
 clean:
 	cargo clean

@@ -13,13 +13,14 @@ CAMPAIGN_NICE ?= nice -n 10
 
 .PHONY: campaign
 campaign: $(VENV_STAMP)
+	$(call need-path,$(ABS_SHARED)/data/positions,the position sources)
 	cd training && RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO=0 PYTHONUNBUFFERED=1 $(CAMPAIGN_NICE) ../$(PY) -m glimpse_train.campaign \
 	  --shared $(ABS_SHARED) --store ../data/labels --out-dir campaign --run $(CAMPAIGN_RUN) $(CAMPAIGN_ARGS)
 
 # Label format, store, dedup, two-tier merge, Ray retry of a lost worker, resume from ONNX, gate, curve.
 .PHONY: test-campaign
 test-campaign: $(VENV_STAMP)
-	cd training && GLIMPSE_SHARED=$(ABS_SHARED) RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO=0 ../$(PY) -m pytest -q tests/test_campaign.py tests/test_canon.py
+	cd training && GLIMPSE_SHARED=$(ABS_TEST_SHARED) RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO=0 ../$(PY) -m pytest -q tests/test_campaign.py tests/test_canon.py
 
 test-training: test-campaign
 

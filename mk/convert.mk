@@ -2,7 +2,9 @@
 #
 #   make convert CHECKPOINT=checkpoints/270M OUT=weights/270M.onnx [PARAMS=params|params_ema]
 #                [PRECISION=fp32|fp16] [KIND=av|sv|bc] [HEADS=8] [STEP=6400000] [CONVERT_CONFIG=file.json]
-#   make test-convert      golden faithfulness tests (part of `make test`)
+#   make test-convert      golden faithfulness tests (needs ../shared/golden's checkpoints and pip-installs
+#                          tensorstore + orbax, so it is not part of `make test`; .ci/run runs it when
+#                          ../shared is there)
 #   make random-checkpoints  9M/136M/270M random-weight checkpoints + ONNX in training/runs/random/
 #   make convert-bench     speed of those nets (glimpse bench; a few moves for 136M/270M)
 # See training/CONVERT.md.
@@ -37,10 +39,9 @@ convert: $(CONVERT_STAMP)
 
 ## Golden tiny AV/SV/BC checkpoints: bytes, log-probs (1e-4, BC 2e-4), params_ema, fp16, refusals, engine moves
 test-convert: $(CONVERT_STAMP) build
+	$(call need-path,$(abspath $(SHARED))/golden/tiny_av_checkpoint,the golden Orbax checkpoints)
 	cd training && ../$(PY) -m glimpse_train.test_convert --shared '$(abspath $(SHARED))' \
 	  --out ../target/test-models/convert --repo .. --require-engine
-
-test: test-convert
 
 ## Random-weight checkpoints of the released sizes in the released layout, converted (big files, ignored folder)
 random-checkpoints: $(CONVERT_STAMP)

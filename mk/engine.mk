@@ -7,7 +7,7 @@ ORT_ENV := ORT_DYLIB_PATH=$(abspath $(ORT_LIB))
 
 # Unit tests, golden tests and the tests/uci_*.rs pipe tests (these need target/test-models/).
 test-rust: ort test-models
-	$(ORT_ENV) cargo test --release
+	$(ORT_ENV) GLIMPSE_SHARED=$(ABS_TEST_SHARED) cargo test --release
 
 # Fixed positions: median ms per move, evaluations/s, GFLOP/s against ORT's MatMul rate, signature.
 # `make bench WEIGHTS=net.onnx THREADS=2` benches another net or thread count;

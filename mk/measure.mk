@@ -31,6 +31,7 @@ MATCH_ARGS ?=
 .PHONY: test-uci test-tools match gauntlet puzzles suites endgames scaling
 
 match: build $(VENV_STAMP)
+	$(if $(BOOK),$(call need-path,$(BOOK),the opening book))
 	$(PY) -m glimpse_tools.match --a '$(ENGINE_A)' --a-options '$(ENGINE_A_OPTS)' --b '$(OPPONENT)' \
 	  --tc '$(TC)' --games $(GAMES) --concurrency $(CONCURRENCY) --book '$(BOOK)' --seed $(SEED) \
 	  --pgn '$(OUT).pgn' --json '$(OUT).json' $(MATCH_ARGS)
@@ -41,6 +42,7 @@ ELOS ?= 1350 1500
 GAUNTLET_CONCURRENCY ?= $(shell nproc 2>/dev/null || echo 1)
 GAUNTLET_ARGS ?=
 gauntlet: build $(VENV_STAMP)
+	$(if $(BOOK),$(call need-path,$(BOOK),the opening book))
 	$(PY) -m glimpse_tools.gauntlet --a '$(ENGINE_A)' --a-options '$(ENGINE_A_OPTS)' --levels $(LEVELS) --elos $(ELOS) \
 	  --tc '$(TC)' --games $(GAMES) --concurrency $(GAUNTLET_CONCURRENCY) --book '$(BOOK)' --seed $(SEED) \
 	  --out '$(OUT)' $(GAUNTLET_ARGS)
@@ -51,6 +53,7 @@ LIMIT ?= 0
 MOVETIME ?= 0.1
 PUZZLE_ARGS ?=
 puzzles: build $(VENV_STAMP)
+	$(call need-path,$(PUZZLES),the puzzle file)
 	$(PY) -m glimpse_tools.puzzles --engine '$(ENGINE_A)' --options '$(ENGINE_A_OPTS)' --puzzles '$(PUZZLES)' \
 	  --limit $(LIMIT) --movetime $(MOVETIME) --json '$(OUT).json' --png '$(OUT).png' $(PUZZLE_ARGS)
 
@@ -58,6 +61,7 @@ puzzles: build $(VENV_STAMP)
 SUITES ?= wac_arasan_wacnew bk_senjo STS1-STS15_LAN_v3 arasan2024
 SUITE_ARGS ?=
 suites: build $(VENV_STAMP)
+	$(call need-path,$(abspath $(SHARED))/data/epd,the EPD suites)
 	$(PY) -m glimpse_tools.suites --engine '$(ENGINE_A)' --options '$(ENGINE_A_OPTS)' --suites $(SUITES) \
 	  --limit $(LIMIT) --movetime $(MOVETIME) --json '$(OUT).json' $(SUITE_ARGS)
 
@@ -83,6 +87,7 @@ SCALING_B ?= glimpse
 BOTH_OPTS ?=
 SCALING_ARGS ?=
 scaling: build $(VENV_STAMP)
+	$(if $(BOOK),$(call need-path,$(BOOK),the opening book))
 	$(PY) -m glimpse_tools.scaling --a '$(ENGINE_A)' --a-options '$(ENGINE_A_OPTS)' --b '$(SCALING_B)' \
 	  --both-options '$(BOTH_OPTS)' --playouts $(PLAYOUTS) --games $(GAMES) --concurrency $(CONCURRENCY) \
 	  --book '$(BOOK)' --seed $(SEED) --out '$(OUT)' $(SCALING_ARGS)
@@ -92,11 +97,11 @@ scaling: build $(VENV_STAMP)
 # binary has no embedded net, target/test-models/tiny_av.onnx (make test-models).
 UCI_TESTS ?= test_protocol test_bad_input test_games
 test-uci: build $(VENV_STAMP)
-	cd uci-tests && $(MEASURE_PY) -m unittest -v $(UCI_TESTS)
+	cd uci-tests && GLIMPSE_SHARED=$(ABS_TEST_SHARED) $(MEASURE_PY) -m unittest -v $(UCI_TESTS)
 	$(MAKE) --no-print-directory test-tools
 
 test-tools: $(VENV_STAMP)
-	$(PY) -m unittest discover -s tools/tests -t tools/tests -v
+	GLIMPSE_SHARED=$(ABS_TEST_SHARED) $(PY) -m unittest discover -s tools/tests -t tools/tests -v
 
 # Soak (tools/soak.py): GAMES games (default 1,000 here) of Glimpse, searchless and MCTS, against
 # SOAK_OPPONENT and itself at SOAK_TC and fixed SOAK_NODES, CONCURRENCY 2, engine RSS sampled

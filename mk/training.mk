@@ -1,5 +1,5 @@
 # Training pipeline targets (owner: training). Uses the shared venv from the main Makefile.
-# Variables: SHARED (data/golden folder, CI checks it out beside the repo), CONFIG (model/training preset),
+# Variables: SHARED (the big data folder, ../shared beside the repo), TEST_SHARED (what the tests read: tests/data/shared), CONFIG (model/training preset),
 # RUN (run name under training/runs/), STEPS, PUZZLES, LABEL_POSITIONS, LABEL_DEPTH, ...
 SHARED ?= ../shared
 ABS_SHARED = $(abspath $(SHARED))
@@ -23,25 +23,29 @@ NICE ?= nice -n 5
 ## Test models for the engine, one per kind (glimpse_train/test_models.py): golden tiny reference checkpoints ->
 ## target/test-models/tiny_{av,sv,bc}.onnx (verified against golden outputs), and tiny_mav.onnx + tiny_mav_reference.json
 test-models: $(VENV_STAMP)
-	$(TRAIN_PY) -m glimpse_train.test_models --shared $(ABS_SHARED) --out ../target/test-models
+	$(TRAIN_PY) -m glimpse_train.test_models --shared $(ABS_TEST_SHARED) --out ../target/test-models
 
 ## Stockfish MultiPV labelling of positions into training/data/labels/ (resumable)
 label: $(VENV_STAMP)
+	$(call need-path,$(ABS_SHARED)/data/positions,the position sources)
 	$(TRAIN_PY) -m glimpse_train.label --shared $(ABS_SHARED) --out ../$(LABEL_OUT) \
 	  --positions $(LABEL_POSITIONS) --depth $(LABEL_DEPTH) $(if $(LABEL_NODES),--nodes $(LABEL_NODES)) \
 	  --workers $(LABEL_WORKERS)
 
 ## Train (resumes automatically from training/runs/$(RUN)/)
 train: $(VENV_STAMP)
+	$(call need-path,$(ABS_SHARED)/data/labels,the labelled positions)
 	$(TRAIN_PY) -m glimpse_train.train --shared $(ABS_SHARED) --config $(CONFIG) --run $(RUN) \
 	  $(if $(STEPS),--steps $(STEPS)) $(TRAIN_ARGS)
 
 ## EMA weights of training/runs/$(RUN) -> ONNX (verified against JAX on held-out rows)
 export: $(VENV_STAMP)
+	$(call need-path,$(ABS_SHARED)/data/labels,the labelled positions (held-out check))
 	$(TRAIN_PY) -m glimpse_train.export --shared $(ABS_SHARED) --run $(RUN) --out ../$(EXPORT_OUT)
 
 ## Metrics of the exported model through onnxruntime -> training/runs/$(RUN)/eval/
 evaluate: $(VENV_STAMP)
+	$(call need-path,$(ABS_SHARED)/data/puzzles/lichess_puzzles.csv,the puzzles)
 	$(TRAIN_PY) -m glimpse_train.evaluate --shared $(ABS_SHARED) --run $(RUN) --model ../$(EXPORT_OUT) \
 	  --puzzles $(EVAL_PUZZLES)
 
@@ -51,4 +55,4 @@ evaluate: $(VENV_STAMP)
 TRAINING_TESTS ?= tests/test_chessdata.py tests/test_kinds.py tests/test_action_value.py tests/test_multi_action_value.py
 PYTEST_ARGS ?=
 test-training: $(VENV_STAMP)
-	cd training && GLIMPSE_SHARED=$(ABS_SHARED) ../$(PY) -m pytest -q $(TRAINING_TESTS) $(PYTEST_ARGS)
+	cd training && GLIMPSE_SHARED=$(ABS_TEST_SHARED) ../$(PY) -m pytest -q $(TRAINING_TESTS) $(PYTEST_ARGS)

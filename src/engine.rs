@@ -5,8 +5,11 @@
 //! never runs a search itself: `go` hands a [`SearchRequest`] to the current `Box<dyn Search>`
 //! (made by [`search::create`] from `SearchMode`), which runs on its own thread and answers
 //! through its sink; `stop` and `ponderhit` are forwarded and return at once. The network
-//! ([`SharedNetwork`]) is loaded by the engine for `isready` and `eval` only while no search is in
-//! flight, so `isready` is always answered at once during a search. All output goes through one
+//! ([`SharedNetwork`]) is loaded in the background by a [`Preloader`] after `uci` and after each
+//! change of a network option, so it is ready before the first `go`; `isready` and `eval` wait for
+//! that load (they lock the network only while no search is in flight, so `isready` is always
+//! answered at once during a search), and a `go` without a game clock that arrives before the load
+//! has finished waits for it (`SearchRequest::net_ready`). All output goes through one
 //! [`Out`] so stdout carries UCI only. [`Engine::handle_line`] is the engine thread's one panic
 //! boundary.
 
@@ -17,7 +20,7 @@ pub use rng::Rng;
 
 use crate::game::Game;
 use crate::model::runtime::panic_message;
-use crate::model::{ModelInfo, NetworkSlot, Note, SharedNetwork};
+use crate::model::{ModelInfo, NetworkSlot, Note, Preloader, SharedNetwork};
 use crate::search::analysis::analyse;
 use crate::search::{self, Search, SearchRequest};
 use crate::tablebase::{self, Probe, Tablebases};
@@ -61,11 +64,15 @@ pub struct Engine {
     rng: Rng,
     /// The Syzygy tables opened from `SyzygyPath` (`None`: none).
     tablebases: Option<Arc<Tablebases>>,
+    preloader: Preloader,
+    /// `uci` was seen: network option changes start a background load from then on.
+    uci_seen: bool,
 }
 
 impl Engine {
     /// An engine writing to `out`, with its search thread started and the start position set.
-    /// The model is not loaded until `isready`, `go` or `eval`.
+    /// The model is loaded in the background after `uci` (or at the first `isready`, `go` or
+    /// `eval`).
     pub fn new(out: Out) -> Engine {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let options = Options::new(cores);
@@ -73,6 +80,11 @@ impl Engine {
         let model_info = net.lock().info_handle();
         let search = Self::make_search(&options.settings().search_mode, &net, &out);
         let rng = Rng::new(options.settings().seed);
+        let notes = out.clone();
+        let preloader = Preloader::spawn(Arc::clone(&net), move |n| match n {
+            Note::Info(m) => notes.info_string(&m),
+            Note::Error(m) => notes.error(&m),
+        });
         Engine {
             out,
             options,
@@ -84,6 +96,8 @@ impl Engine {
             search,
             rng,
             tablebases: None,
+            preloader,
+            uci_seen: false,
         }
     }
 
@@ -160,6 +174,11 @@ impl Engine {
                 lines.extend(self.options.uci_lines());
                 lines.push("uciok".into());
                 self.out.lines(&lines);
+                self.out.info_string(&startup_note(
+                    self.options.settings().load_key().weights.as_deref(),
+                ));
+                self.uci_seen = true;
+                self.preloader.request(self.options.settings().load_key());
             }
             Command::Debug(on) => self.debug = on,
             Command::IsReady => self.is_ready(),
@@ -243,6 +262,9 @@ impl Engine {
             Ok(changed) => {
                 if changed.name == options::SYZYGY_PATH.name {
                     self.open_tablebases();
+                }
+                if self.uci_seen && decl_applies_to_network(&self.options, changed.name) {
+                    self.preloader.request(self.options.settings().load_key());
                 }
                 if changed.name == options::SEED.name {
                     self.rng = Rng::new(self.options.settings().seed);
@@ -367,8 +389,11 @@ impl Engine {
                 limit: settings.syzygy_probe_limit,
                 rule50: settings.syzygy_50_move_rule,
             });
+        let key = settings.load_key();
+        let net_ready = self.net_ready(&key);
         let request = SearchRequest {
-            key: settings.load_key(),
+            net_ready,
+            key,
             game: self.game.clone(),
             searchmoves,
             go,
@@ -380,6 +405,16 @@ impl Engine {
             tablebase,
         };
         self.search.start(request);
+    }
+
+    /// Whether the network for `key` is ready for a search: no background load pending and the
+    /// slot has it (or failed it). A slot locked by the previous search counts as ready: it
+    /// answers in moments, and a network change always goes through the loader.
+    fn net_ready(&self, key: &crate::model::LoadKey) -> bool {
+        if self.preloader.loading() {
+            return false;
+        }
+        self.net.try_lock().is_none_or(|n| n.settled(key))
     }
 
     fn display(&self) {
@@ -418,6 +453,26 @@ impl Engine {
             Err(e) => self.out.error(&format!("eval: {e}")),
         }
     }
+}
+
+/// Whether the option `name` (as declared) picks the network (a change reloads it).
+fn decl_applies_to_network(options: &Options, name: &str) -> bool {
+    options
+        .find(name)
+        .is_some_and(|d| d.applies == options::Applies::Network)
+}
+
+/// The `info string` after `uciok`: the version and which net plays.
+pub fn startup_note(weights: Option<&str>) -> String {
+    let net = match weights {
+        Some(file) => format!("network {file} (WeightsFile); loading it in the background"),
+        None if crate::weights::embedded().is_some() => format!(
+            "network {} (embedded); loading it in the background",
+            crate::weights::embedded_name()
+        ),
+        None => "no embedded network: set WeightsFile".to_string(),
+    };
+    format!("{}, {net}", uci::ENGINE_NAME)
 }
 
 /// Runs the UCI loop on stdin/stdout until `quit` or end of input.

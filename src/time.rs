@@ -139,6 +139,7 @@ pub struct TimeManager {
     budget: TimeBudget,
     infinite: bool,
     ponder: bool,
+    clock: bool,
 }
 
 impl TimeManager {
@@ -148,7 +149,15 @@ impl TimeManager {
             budget: budget(go, white, overhead_ms),
             infinite: go.infinite,
             ponder: go.ponder,
+            clock: if white { go.wtime } else { go.btime }.is_some(),
         }
+    }
+
+    /// Whether the mover has a game clock (`wtime`/`btime`). Without one (`movetime`, `depth`,
+    /// `nodes`, `infinite`, bare `go`) nothing is lost by waiting for the network to load: the
+    /// limit then counts from the moment it is ready. With one, the clock runs from `go`.
+    pub fn clocked(&self) -> bool {
+        self.clock
     }
 
     /// The move's budget (ms from the clock's start).

@@ -18,6 +18,11 @@ pub fn embedded() -> Option<&'static [u8]> {
     }
 }
 
+/// The embedded net's file name (`glimpse-l6d128-c2.onnx`), as `id`-like text for start-up notes.
+pub fn embedded_name() -> &'static str {
+    EMBEDDED_PATH.rsplit('/').next().unwrap_or(EMBEDDED_PATH)
+}
+
 /// The message given when no embedded net exists.
 pub fn missing_message() -> String {
     format!(

@@ -1,5 +1,5 @@
 //! Golden tests of the ONNX path against the searchless-chess reference outputs
-//! (`shared/golden/tiny_{av,sv,bc}_outputs.jsonl`): every golden log-prob within 1e-4 (BC 2e-4)
+//! (`tests/data/shared/golden/tiny_{av,sv,bc}_outputs.jsonl`): every golden log-prob within 1e-4 (BC 2e-4)
 //! through `Model::run` (all rows of a file in one batch), the rows built by `Model::row`, and
 //! `searchless::analyse` + `Analysis::best` picking `engine_chosen_move` in every `position`
 //! record (with `history_uci` replayed).
@@ -18,7 +18,7 @@ use std::path::PathBuf;
 fn shared_dir() -> PathBuf {
     std::env::var_os("GLIMPSE_SHARED")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"))
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/shared"))
 }
 
 fn read_jsonl(name: &str) -> Vec<Value> {

@@ -1,9 +1,9 @@
-//! Golden tests against the searchless-chess reference outputs in `shared/golden/`:
+//! Golden tests against the searchless-chess reference outputs in `tests/data/shared/golden/`:
 //! tokenizer (every record of `tokenizer_golden.jsonl` and `tokenizer_errors.jsonl`), the 1968
 //! action table (`actions.txt`), the engine FEN (python-chess `board.fen()`), the legal-move
 //! action ids, and the repetition rule of the `position` records in `tiny_*_outputs.jsonl`.
 //!
-//! Shared data is found at `$GLIMPSE_SHARED`, else `../shared` next to the crate.
+//! Shared data is found at `$GLIMPSE_SHARED`, else the in-repo copy `tests/data/shared/`.
 
 use glimpse::game::{standard_uci, Game};
 use glimpse::model::actions::{action_to_uci, uci_to_action, NUM_ACTIONS};
@@ -14,7 +14,7 @@ use std::path::PathBuf;
 fn shared_dir() -> PathBuf {
     let dir = std::env::var_os("GLIMPSE_SHARED")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"));
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/shared"));
     assert!(
         dir.join("golden").is_dir(),
         "shared data not found at {} (set GLIMPSE_SHARED)",

@@ -1,5 +1,6 @@
-//! Perft suites from `shared/data/perft/*.epd` (lines `FEN ;D1 20 ;D2 400 …` or `FEN; D1 5; …`,
-//! some ending in NUL + CRLF). Every listed count at depth ≤ 3 with at most 2M nodes is checked;
+//! Perft suites from `$GLIMPSE_SHARED/data/perft/*.epd` (default: the in-repo slice
+//! `tests/data/shared/`; `GLIMPSE_SHARED=../shared` runs the full suites) (lines
+//! `FEN ;D1 20 ;D2 400 …` or `FEN; D1 5; …`, some ending in NUL + CRLF). Every listed count at depth ≤ 3 with at most 2M nodes is checked;
 //! entries that list only deeper counts are checked at their shallowest depth when that has at
 //! most 2M nodes. Castling letters other than `KQkq` select Chess960 castling. Positions with an
 //! unreachable check (two aligned sliders) are suite material, so they are accepted here although
@@ -16,7 +17,7 @@ const MAX_NODES: u64 = 2_000_000;
 fn perft_dir() -> PathBuf {
     let shared = std::env::var_os("GLIMPSE_SHARED")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"));
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/shared"));
     let dir = shared.join("data/perft");
     assert!(
         dir.is_dir(),

@@ -34,8 +34,9 @@ logging.getLogger("chess.engine").setLevel(logging.ERROR)
 
 #: Root of the repository (tools/ is one level below it).
 REPO_ROOT = Path(__file__).resolve().parent.parent
-#: Shared data directory, ``../shared`` from the repository root.
-SHARED = REPO_ROOT.parent / "shared"
+#: Shared data directory: ``$GLIMPSE_SHARED`` (``make test-uci`` points it at the in-repo slice
+#: ``tests/data/shared/``), else ``../shared`` from the repository root (the full data for real runs).
+SHARED = Path(os.environ.get("GLIMPSE_SHARED") or REPO_ROOT.parent / "shared")
 DEFAULT_BOOK = SHARED / "data" / "openings" / "noob_3moves.epd"
 DEFAULT_GLIMPSE = REPO_ROOT / "target" / "release" / "glimpse"
 

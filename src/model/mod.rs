@@ -28,4 +28,4 @@ pub use error::ModelError;
 pub use kinds::ModelKind;
 pub use runtime::{init_runtime, ORT_LIB_VERSION};
 pub use session::{Backend, Model, ModelInfo, RuntimeConfig, PAD_ACTION};
-pub use slot::{LoadKey, NetworkSlot, Note, SharedNetwork};
+pub use slot::{LoadKey, NetworkSlot, Note, Preloader, SharedNetwork};

@@ -13,6 +13,7 @@ use crate::weights;
 use parking_lot::Mutex;
 use shakmaty::{Chess, Position};
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -98,6 +99,12 @@ impl NetworkSlot {
         self.model.as_mut()
     }
 
+    /// Whether the model for `key` is loaded, or failed to load (then [`NetworkSlot::ensure`]
+    /// returns at once either way).
+    pub fn settled(&self, key: &LoadKey) -> bool {
+        self.loaded.as_ref() == Some(key) || self.failed.as_ref() == Some(key)
+    }
+
     /// Measured milliseconds per network row, if known.
     pub fn row_ms(&self) -> Option<f64> {
         self.row_ms
@@ -115,7 +122,7 @@ impl NetworkSlot {
     /// `report` gets the diagnostics. Returns whether some model (possibly the previous one) is
     /// available.
     pub fn ensure(&mut self, key: &LoadKey, report: &mut dyn FnMut(Note)) -> bool {
-        if self.loaded.as_ref() == Some(key) || self.failed.as_ref() == Some(key) {
+        if self.settled(key) {
             return self.model.is_some();
         }
         let t0 = Instant::now();
@@ -174,5 +181,108 @@ impl NetworkSlot {
             "cannot use network '{what}': {err}{keep}"
         )));
         self.failed = Some(key.clone());
+    }
+}
+
+/// How long the [`Preloader`] waits after a request for a newer one before it loads. A `go`,
+/// `isready` or `eval` in the meantime loads the net itself (the slot's lock is free).
+pub const PRELOAD_SETTLE: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Loads networks in the background, so the net is ready before the first `go` needs it: the
+/// engine asks for the current [`LoadKey`] after `uci` and after each change of a network option.
+///
+/// Threading: one loader thread takes keys from a channel, skips to the newest one that arrives
+/// within [`PRELOAD_SETTLE`] of the last, and loads it with [`NetworkSlot::ensure`] under the slot's lock, so `isready`, `eval` and a
+/// search that need the net wait for that lock (and find it loaded). [`Preloader::loading`] is
+/// true from a request until its load has finished.
+pub struct Preloader {
+    jobs: Option<crossbeam_channel::Sender<LoadKey>>,
+    pending: Arc<AtomicUsize>,
+}
+
+impl Preloader {
+    /// Starts the loader thread for `net`; `report` gets the load diagnostics.
+    pub fn spawn(net: SharedNetwork, mut report: impl FnMut(Note) + Send + 'static) -> Preloader {
+        let (tx, rx) = crossbeam_channel::unbounded::<LoadKey>();
+        let pending = Arc::new(AtomicUsize::new(0));
+        let done = Arc::clone(&pending);
+        let spawned = std::thread::Builder::new()
+            .name("glimpse-loader".into())
+            .spawn(move || {
+                while let Ok(mut key) = rx.recv() {
+                    // Settle: a GUI sends its `setoption`s right after `uciok`; load only the last
+                    // key, not the embedded net first and the chosen one after it.
+                    let mut taken = 1;
+                    while let Ok(newer) = rx.recv_timeout(PRELOAD_SETTLE) {
+                        key = newer;
+                        taken += 1;
+                    }
+                    net.lock().ensure(&key, &mut report);
+                    done.fetch_sub(taken, Ordering::SeqCst);
+                }
+            });
+        Preloader {
+            jobs: spawned.is_ok().then_some(tx),
+            pending,
+        }
+    }
+
+    /// Asks for `key` to be loaded in the background (a no-op load when it already is). Returns
+    /// false when the loader thread could not be started (the net then loads on first use).
+    pub fn request(&self, key: LoadKey) -> bool {
+        let Some(jobs) = &self.jobs else {
+            return false;
+        };
+        self.pending.fetch_add(1, Ordering::SeqCst);
+        if jobs.send(key).is_err() {
+            self.pending.fetch_sub(1, Ordering::SeqCst);
+            return false;
+        }
+        true
+    }
+
+    /// Whether a requested load has not finished yet.
+    pub fn loading(&self) -> bool {
+        self.pending.load(Ordering::SeqCst) > 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn missing(name: &str) -> LoadKey {
+        LoadKey {
+            weights: Some(format!("/nonexistent/{name}.onnx")),
+            backend: Backend::Cpu,
+            threads: 1,
+        }
+    }
+
+    #[test]
+    fn the_preloader_loads_only_the_last_of_quick_requests_and_reports() {
+        let net = NetworkSlot::shared();
+        let notes = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&notes);
+        let pre = Preloader::spawn(Arc::clone(&net), move |n| sink.lock().push(n));
+        assert!(!pre.loading());
+        assert!(pre.request(missing("first")));
+        assert!(pre.request(missing("second")));
+        assert!(pre.loading());
+        let t0 = Instant::now();
+        while pre.loading() && t0.elapsed() < Duration::from_secs(30) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(!pre.loading(), "the load never finished");
+        let notes = notes.lock();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        match &notes[0] {
+            Note::Error(m) => assert!(m.contains("second.onnx"), "{m}"),
+            other => panic!("expected an error, got {other:?}"),
+        }
+        // The failed key is settled: `ensure` will not try it again.
+        assert!(net.lock().settled(&missing("second")));
+        assert!(!net.lock().settled(&missing("first")));
     }
 }

@@ -48,6 +48,12 @@ impl Control {
         self.cv.notify_all();
     }
 
+    /// The clock starts again with `deadlines` (a search that waited for its network to load).
+    pub fn restart(&self, deadlines: Deadlines) {
+        self.state.lock().deadlines = deadlines;
+        self.cv.notify_all();
+    }
+
     /// Whether `stop` was asked.
     pub fn stopped(&self) -> bool {
         self.state.lock().stop

@@ -63,6 +63,10 @@ pub struct SearchRequest {
     pub start: Instant,
     /// The Syzygy tables and their settings (`None`: no `SyzygyPath`, or `SyzygyProbeLimit` 0).
     pub tablebase: Option<Probe>,
+    /// Whether the network for `key` was loaded (or had failed to load) when `go` arrived. When
+    /// it was not (still loading in the background, or never asked for) and the mover has no game
+    /// clock, the search waits for it and its time limit counts from the moment it is ready.
+    pub net_ready: bool,
 }
 
 /// A search as the engine sees it. See the module documentation for the contract.

@@ -15,7 +15,7 @@ use super::sink::SearchSink;
 use super::{request_fallback, Search, SearchRequest};
 use crate::model::runtime::panic_message;
 use crate::model::{NetworkSlot, Note, SharedNetwork};
-use crate::time::{self, TimeManager};
+use crate::time::{self, Deadlines, TimeManager};
 use crate::uci::out::Out;
 use crate::uci::output::{BestMove, Info};
 use crossbeam_channel::{unbounded, Receiver, Sender};
@@ -77,6 +77,8 @@ enum Job {
         ctl: Arc<Control>,
         sink: SearchSink,
         fallback: BestMove,
+        /// The clock starts when the network is ready (see [`SearchRequest::net_ready`]).
+        deferred: bool,
     },
     NewGame,
 }
@@ -140,30 +142,53 @@ impl Runner {
         sent
     }
 
-    /// Arms the hard-limit timer for the current search: at the hard deadline it sets the stop
-    /// flag and, unless the search answered, plays the fallback move.
-    fn arm(&self, hard: Option<Instant>) {
-        let (Some(deadline), Some(c)) = (hard, self.current.as_ref()) else {
-            return;
-        };
-        let (ctl, sink, waiter, fallback) = (
-            Arc::clone(&c.ctl),
-            c.sink.clone(),
-            c.sink.clone(),
-            c.fallback.clone(),
-        );
-        time::arm_hard_limit(
-            deadline,
-            move |d| waiter.wait_until(Some(d)),
-            move || {
-                ctl.stop();
-                sink.note(
-                    "warning: no network answer within the time budget; playing a fallback move",
-                );
-                sink.bestmove(&[], &fallback);
-            },
-        );
+    /// Arms the hard-limit timer for the current search (see [`arm_hard_limit`]).
+    fn arm(&self, hard: Option<Instant>, note: &'static str) {
+        if let Some(c) = self.current.as_ref() {
+            arm_hard_limit(hard, &c.ctl, &c.sink, &c.fallback, note);
+        }
     }
+}
+
+/// The note of the hard-limit timer when the network was ready at `go`.
+const LATE_NOTE: &str =
+    "warning: no network answer within the time budget; playing a fallback move";
+/// The note of the hard-limit timer when the network was still loading at `go` and the game clock
+/// was too short to wait for it.
+const LOADING_NOTE: &str = "warning: the network was still loading at go and the clock is too \
+     short to wait for it; playing a fallback move";
+/// How often a search waiting for its network looks at the stop flag.
+const NET_WAIT_POLL: Duration = Duration::from_millis(10);
+/// A wait for the network at least this long is reported in an `info string`.
+const NET_WAIT_REPORTED: Duration = Duration::from_millis(20);
+
+/// The hard-limit timer of one search: at `hard` it sets the stop flag and, unless the search
+/// answered, prints `note` and plays `fallback`. Nothing without a deadline.
+fn arm_hard_limit(
+    hard: Option<Instant>,
+    ctl: &Arc<Control>,
+    sink: &SearchSink,
+    fallback: &BestMove,
+    note: &'static str,
+) {
+    let Some(deadline) = hard else {
+        return;
+    };
+    let (ctl, sink, waiter, fallback) = (
+        Arc::clone(ctl),
+        sink.clone(),
+        sink.clone(),
+        fallback.clone(),
+    );
+    time::arm_hard_limit(
+        deadline,
+        move |d| waiter.wait_until(Some(d)),
+        move || {
+            ctl.stop();
+            sink.note(note);
+            sink.bestmove(&[], &fallback);
+        },
+    );
 }
 
 impl Drop for Runner {
@@ -182,7 +207,19 @@ impl Search for Runner {
     fn start(&mut self, request: SearchRequest) {
         self.stop();
         let fallback = request_fallback(&request);
-        let deadlines = request.time.at_go(request.start);
+        // Without a game clock a search whose network is not ready waits for it, and its clock
+        // starts when the network is ready (the worker arms the timer then).
+        let deferred = !request.net_ready && !request.time.clocked();
+        let deadlines = if deferred {
+            Deadlines::none(request.start)
+        } else {
+            request.time.at_go(request.start)
+        };
+        let note = if request.net_ready {
+            LATE_NOTE
+        } else {
+            LOADING_NOTE
+        };
         let ctl = Arc::new(Control::new(deadlines));
         let sink = SearchSink::new(self.out.clone());
         self.current = Some(Current {
@@ -197,12 +234,13 @@ impl Search for Runner {
             ctl,
             sink: sink.clone(),
             fallback: fallback.clone(),
+            deferred,
         };
         if !self.send(job) {
             sink.bestmove(&[], &fallback);
             return;
         }
-        self.arm(deadlines.hard());
+        self.arm(deadlines.hard(), note);
     }
 
     fn stop(&mut self) {
@@ -224,7 +262,7 @@ impl Search for Runner {
         // Our clock runs from now: the same budget, measured from ponderhit.
         let deadlines = c.time.at_ponderhit(Instant::now());
         c.ctl.ponderhit(deadlines);
-        self.arm(deadlines.hard());
+        self.arm(deadlines.hard(), LATE_NOTE);
         true
     }
 
@@ -308,19 +346,61 @@ impl<A: Algorithm> Worker<A> {
                 ctl,
                 sink,
                 fallback,
-            } => self.search(&request, &ctl, &sink, fallback),
+                deferred,
+            } => self.search(*request, &ctl, &sink, fallback, deferred),
         }
     }
 
     fn search(
         &mut self,
-        req: &SearchRequest,
-        ctl: &Control,
+        mut request: SearchRequest,
+        ctl: &Arc<Control>,
         sink: &SearchSink,
         fallback: BestMove,
+        deferred: bool,
     ) {
         let net = Arc::clone(&self.net);
-        let mut net = net.lock();
+        let mut net = if deferred {
+            // The network may be loading in the background (it holds the lock): wait for it,
+            // and for a `stop`.
+            let guard = loop {
+                if let Some(g) = net.try_lock_for(NET_WAIT_POLL) {
+                    break g;
+                }
+                if ctl.stopped() {
+                    sink.note("stopped while the network was loading; playing a fallback move");
+                    self.release();
+                    sink.bestmove(&[], &fallback);
+                    return;
+                }
+            };
+            let mut guard = guard;
+            guard.ensure(&request.key, &mut |n| match n {
+                Note::Info(m) => sink.note(&m),
+                Note::Error(m) => sink.error(&m),
+            });
+            let waited = request.start.elapsed();
+            if waited >= NET_WAIT_REPORTED {
+                sink.note(&format!(
+                    "waited {} ms for the network to load; the move's time counts from now",
+                    waited.as_millis()
+                ));
+            }
+            // The clock starts now: the searches measure their time from `request.start`.
+            let now = Instant::now();
+            request.start = now;
+            let deadlines = if ctl.ponderhit_seen() {
+                request.time.at_ponderhit(now)
+            } else {
+                request.time.at_go(now)
+            };
+            ctl.restart(deadlines);
+            arm_hard_limit(deadlines.hard(), ctl, sink, &fallback, LATE_NOTE);
+            guard
+        } else {
+            net.lock()
+        };
+        let req = &request;
         let (infos, best) = if req.game.legal_moves().is_empty() {
             (
                 Vec::new(),

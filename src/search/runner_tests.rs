@@ -47,6 +47,7 @@ fn mated(go: GoParams) -> SearchRequest {
         u: 0.0,
         start: Instant::now(),
         tablebase: None,
+        net_ready: true,
     }
 }
 
@@ -105,4 +106,91 @@ fn the_fallback_move_keeps_a_tablebase_win() {
     let mv = crate::search::request_fallback(&req).mv.unwrap();
     assert_ne!(mv, blunder);
     assert!(keep.iter().any(|m| req.game.move_to_uci(m) == mv), "{mv}");
+}
+
+/// `mated` as if the network were still loading at `go`.
+fn mated_loading(go: GoParams) -> SearchRequest {
+    SearchRequest {
+        net_ready: false,
+        ..mated(go)
+    }
+}
+
+#[test]
+fn without_a_clock_a_search_waits_for_the_loading_network_and_times_from_then() {
+    let buf = Buf::default();
+    let out = Out::new(Box::new(buf.clone()));
+    let net = NetworkSlot::shared();
+    let loading = net.lock(); // the background loader holds the network
+    let mut search = Runner::spawn(Searchless, Arc::clone(&net), out);
+    search.start(mated_loading(GoParams {
+        movetime: Some(30),
+        ..GoParams::default()
+    }));
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        !buf.text().contains("bestmove"),
+        "answered before the network was ready (movetime 30, waited 200 ms): {}",
+        buf.text()
+    );
+    assert!(search.busy());
+    drop(loading);
+    search.wait();
+    search.shutdown(Duration::from_secs(2));
+    let text = buf.text();
+    assert!(text.ends_with("bestmove (none)\n"), "{text}");
+    assert!(!text.contains("fallback"), "{text}");
+    assert!(text.contains("for the network to load"), "{text}");
+}
+
+#[test]
+fn with_a_clock_too_short_to_wait_the_fallback_says_the_network_was_loading() {
+    let buf = Buf::default();
+    let out = Out::new(Box::new(buf.clone()));
+    let net = NetworkSlot::shared();
+    let loading = net.lock();
+    let mut search = Runner::spawn(Searchless, Arc::clone(&net), out);
+    let t0 = Instant::now();
+    search.start(mated_loading(GoParams {
+        btime: Some(60),
+        ..GoParams::default()
+    }));
+    search.wait();
+    assert!(t0.elapsed() < Duration::from_secs(5));
+    let text = buf.text();
+    assert!(text.contains("still loading"), "{text}");
+    assert_eq!(text.matches("bestmove").count(), 1, "{text}");
+    drop(loading);
+    search.shutdown(Duration::from_secs(2));
+    assert_eq!(
+        buf.text().matches("bestmove").count(),
+        1,
+        "exactly one answer"
+    );
+}
+
+#[test]
+fn stop_while_the_network_loads_answers_at_once() {
+    let buf = Buf::default();
+    let out = Out::new(Box::new(buf.clone()));
+    let net = NetworkSlot::shared();
+    let loading = net.lock();
+    let mut search = Runner::spawn(Searchless, Arc::clone(&net), out);
+    search.start(mated_loading(GoParams {
+        infinite: true,
+        ..GoParams::default()
+    }));
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(!buf.text().contains("bestmove"));
+    search.stop();
+    search.wait();
+    let text = buf.text();
+    assert!(
+        text.contains("stopped while the network was loading"),
+        "{text}"
+    );
+    assert!(text.ends_with("bestmove (none)\n"), "{text}");
+    drop(loading);
+    search.shutdown(Duration::from_secs(2));
+    assert_eq!(buf.text().matches("bestmove").count(), 1);
 }

@@ -1,7 +1,7 @@
 """Shared fixtures of training/'s pytest suite (``make test-training``, run from training/).
 
-``shared``: the shared data folder, ``$GLIMPSE_SHARED`` (the Makefile passes ``$(SHARED)``) or
-``../shared`` beside the repository.
+``shared``: the shared data folder, ``$GLIMPSE_SHARED`` (the Makefile passes ``$(TEST_SHARED)``) or the
+in-repo slice ``tests/data/shared/`` (golden vectors, a few labels and puzzles), so a clone tests on its own.
 """
 
 from __future__ import annotations
@@ -11,13 +11,14 @@ import os
 import pytest
 
 TINY_POSITIONS = 150
-SHARED = os.environ.get("GLIMPSE_SHARED", os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared"))
+REPO_FIXTURE = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data", "shared")
+SHARED = os.environ.get("GLIMPSE_SHARED", REPO_FIXTURE)
 
 
 @pytest.fixture(scope="session")
 def shared() -> str:
     if not os.path.isdir(os.path.join(SHARED, "golden")):
-        pytest.skip(f"shared data folder {SHARED} not found (set GLIMPSE_SHARED)")
+        pytest.fail(f"shared data folder {SHARED} not found (set GLIMPSE_SHARED, or restore tests/data/shared/)")
     return SHARED
 
 

@@ -16,7 +16,8 @@ from glimpse_train.data import MemDataset
 
 START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 E4 = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
-SHARED = os.environ.get("GLIMPSE_SHARED", os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared"))
+SHARED = os.environ.get("GLIMPSE_SHARED",
+                        os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data", "shared"))
 
 
 def moves_of(fen):
@@ -243,7 +244,6 @@ def test_dagger_positions_come_from_engine_games(tmp_path):
     assert os.path.exists(os.path.join(c.run_dir, "dagger-0000.pgn"))
 
 
-@pytest.mark.skipif(not os.path.isdir(os.path.join(SHARED, "data", "labels")), reason="needs ../shared labels")
 def test_heads_train_and_report(tmp_path):
     """A tiny canonical net with policy and WDL heads trains on real labels: the loss falls and the
     validation record has the policy accuracy."""
