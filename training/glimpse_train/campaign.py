@@ -107,6 +107,23 @@ def load_state(path: str) -> dict:
     return {"cycle": 0, "wall_seconds": 0.0, "cursor": {}, "best_accuracy": None, "rate": None}
 
 
+def seed_from_curve(csv_path: str) -> dict:
+    """State to resume from when the run directory is gone (a fresh clone) but the committed curve is there:
+    the next cycle number, the wall hours so far, the best gated held-out accuracy (so the gate keeps its
+    bar) and the position-passes so far (``passes_offset``: the trainer restarts its step count from the
+    committed ONNX). Empty when the curve is missing or has no rows."""
+    if not os.path.exists(csv_path):
+        return {}
+    with open(csv_path) as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        return {}
+    last = rows[-1]
+    best = [float(r["action_accuracy"]) for r in rows if r.get("gate") == "best" and r.get("action_accuracy")]
+    return {"cycle": int(last["cycle"]) + 1, "wall_seconds": float(last["wall_hours"]) * 3600,
+            "best_accuracy": max(best) if best else None, "passes_offset": int(last["position_passes"])}
+
+
 def save_state(path: str, st: dict) -> None:
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
@@ -183,7 +200,14 @@ class Campaign:
 
         self.log = both
         self.state_path = os.path.join(self.run_dir, "campaign.json")
+        fresh = not os.path.exists(self.state_path)
         self.state = load_state(self.state_path)
+        if fresh:
+            seeded = seed_from_curve(self.curve_csv)
+            if seeded:
+                self.state.update(seeded)
+                self.log(f"no {self.state_path}: resuming the curve at cycle {seeded['cycle']} "
+                         f"(gate bar {seeded['best_accuracy']}, {seeded['passes_offset']} position-passes so far)")
         self.stockfish = stockfish
         self.stop = Stop()
         self._known: set[str] | None = None
@@ -332,8 +356,11 @@ class Campaign:
             if time.time() - last_write[0] > c.shard_minutes * 60:
                 flush()
 
+        # At most two chunks per worker in flight, none started after label_minutes: on a machine shared
+        # with builds and matches the phase ends on time and training still gets its turn.
         raylabel.run_chunks(raylabel.label_chunk, chunks, (self.scheme(), self.stockfish, c.nice), on_result,
-                            stop=self.stop, on_error=lambda e: self.log(f"label: a chunk was lost: {e!r}"[:500]))
+                            stop=self.stop, on_error=lambda e: self.log(f"label: a chunk was lost: {e!r}"[:500]),
+                            max_in_flight=2 * c.workers, deadline=t0 + c.label_minutes * 60)
         flush()
         bar.close()
         el = time.time() - t0
@@ -462,7 +489,7 @@ class Campaign:
             row = {"cycle": cyc, "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
                    "wall_hours": round(self.state["wall_seconds"] / 3600, 3),
                    "store_positions": self.store.totals()["positions"], "train_positions": len(tr.pd.train_pos),
-                   "position_passes": step * tr.cfg.batch, "step": step,
+                   "position_passes": self.state.get("passes_offset", 0) + step * tr.cfg.batch, "step": step,
                    "heldout_positions": rep["val_positions"], "action_accuracy": round(rep["action_accuracy"], 4),
                    "kendall_tau": round(rep["kendall_tau"], 4), "puzzles": rep["puzzles"],
                    "policy_accuracy": "" if rep["policy_accuracy"] is None else round(rep["policy_accuracy"], 4),

@@ -168,6 +168,29 @@ def test_run_chunks_retries_a_lost_worker(tmp_path):
         ray.shutdown()
 
 
+def _slow(chunk, seconds):
+    import time
+
+    time.sleep(seconds)
+    return chunk
+
+
+def test_run_chunks_deadline_keeps_the_running_chunks_and_starts_no_more():
+    ray = pytest.importorskip("ray")
+    import sys
+    import time
+
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    raylabel.ray_init(2, log=lambda *_: None)
+    try:
+        got = raylabel.run_chunks(_slow, list(range(6)), (1.0,), max_in_flight=2, deadline=time.time() + 0.5)
+        assert sorted(got) == [0, 1], "the two chunks in flight at the deadline finish; the other four never start"
+        got = raylabel.run_chunks(_slow, list(range(5)), (0.0,), max_in_flight=2)
+        assert sorted(got) == list(range(5)), "without a deadline every chunk runs, two at a time"
+    finally:
+        ray.shutdown()
+
+
 # ------------------------------------------------------------------ resume, gate, record
 def _tiny_campaign(tmp_path, run="t"):
     cfg = campaign.CampaignConfig(run=run, label_minutes=0, puzzles=0)
@@ -231,6 +254,24 @@ def test_state_survives_restart(tmp_path):
     c2 = _tiny_campaign(tmp_path)
     assert c2.state["cycle"] == 4 and c2.state["cursor"]["popular"] == 1234
     shutil.rmtree(tmp_path / "runs")
+
+
+def test_a_fresh_clone_resumes_the_curve_not_cycle_zero(tmp_path):
+    """The run directory (state, checkpoint) is not committed; the curve is. A new machine must go on with
+    the next cycle number, the wall hours and position-passes so far, and the gate's bar."""
+    c = _tiny_campaign(tmp_path)
+    for i, (acc, gate) in enumerate([(0.20, "best"), (0.25, "best"), (0.24, "kept")]):
+        c.record({"cycle": i, "store_positions": 100 * i, "position_passes": 1000 * (i + 1), "wall_hours": 0.5 * i,
+                  "action_accuracy": acc, "puzzle_accuracy": 0.1, "gate": gate})
+    shutil.rmtree(tmp_path / "runs")
+    c2 = _tiny_campaign(tmp_path)
+    assert c2.state["cycle"] == 3
+    assert c2.state["best_accuracy"] == 0.25, "a kept (worse) candidate does not raise the bar"
+    assert c2.state["wall_seconds"] == 3600 and c2.state["passes_offset"] == 3000
+    cand = tmp_path / "cand.onnx"
+    cand.write_bytes(b"m")
+    assert not c2.gate({"candidate": str(cand), "action_accuracy": 0.249})
+    assert campaign.seed_from_curve(str(tmp_path / "missing.csv")) == {}
 
 
 @pytest.mark.skipif(not os.path.exists(os.path.join(campaign.REPO, "target", "release", "glimpse"))
