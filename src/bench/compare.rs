@@ -268,7 +268,7 @@ fn compare_mcts(args: &BenchArgs, a: &mut Model, b: &mut Model, games: &[Game]) 
             s.time.saturating_sub(before[w].time),
         );
         println!(
-            "{tag}: network runs     : {runs}, positions per run {:.2}, network time {:.1} %",
+            "Network runs ({tag})     : {runs}, positions per run {:.2}, network time {:.1} %",
             positions as f64 / runs.max(1) as f64,
             100.0 * net.as_secs_f64() / tot[w].time.as_secs_f64().max(1e-9)
         );
