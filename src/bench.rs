@@ -6,7 +6,12 @@
 //! evaluations (network rows)/s, GFLOP per evaluation and achieved GFLOP/s, set against ONNX
 //! Runtime's MatMul rate on the same machine ([`matmul`]). An evaluation is one network row: one
 //! (position, move) pair for AV and SV, a whole position for BC and the one-pass MAV kind.
+//! After the summary it prints a table by rows per run (1, 8, 32, 128: [`batches`]) with the
+//! share of the MatMul rate each reaches. `--compare B.onnx` measures a second net back to back
+//! with the first, interleaved in one process ([`compare`]).
 
+pub mod batches;
+pub mod compare;
 pub mod matmul;
 pub mod mcts;
 
@@ -92,7 +97,10 @@ impl NetArgs {
     }
 
     fn load(&self) -> Result<(Model, LoadKey), String> {
-        let key = self.key()?;
+        Self::load_key(self.key()?)
+    }
+
+    pub(crate) fn load_key(key: LoadKey) -> Result<(Model, LoadKey), String> {
         let mut warnings = Vec::new();
         let model = load_model(&key, &mut warnings);
         for w in warnings {
@@ -123,6 +131,13 @@ pub struct BenchArgs {
     /// MCTS leaves per network run (with `--mcts`; the UCI option MinibatchSize).
     #[arg(long, default_value_t = 16)]
     pub minibatch: usize,
+    /// A second network (B) measured back to back with `--weights` (A), interleaved in this
+    /// process, with the same backend and threads: positions/s (or MCTS nodes/s) of both and B/A.
+    #[arg(long, value_name = "B.onnx")]
+    pub compare: Option<String>,
+    /// Skip the table by rows per run (1, 8, 32, 128).
+    #[arg(long)]
+    pub no_batches: bool,
 }
 
 /// Options of `glimpse eval`.
@@ -143,7 +158,7 @@ pub(crate) fn fnv1a(hash: u64, bytes: &[u8]) -> u64 {
     })
 }
 
-fn median(v: &mut [f64]) -> f64 {
+pub(crate) fn median(v: &mut [f64]) -> f64 {
     if v.is_empty() {
         return 0.0;
     }
@@ -159,7 +174,7 @@ fn median(v: &mut [f64]) -> f64 {
 /// GFLOP per evaluation: the model's metadata, else `2 · params · seq_len` with params estimated
 /// from the file size (4 bytes each; this over-counts the embedding tables, which cost no
 /// multiply-adds). The flag says whether it was estimated.
-fn gflop_per_eval(model: &Model, key: &LoadKey) -> (f64, bool) {
+pub(crate) fn gflop_per_eval(model: &Model, key: &LoadKey) -> (f64, bool) {
     if let Some(g) = model.info().gflop_per_eval {
         return (g, false);
     }
@@ -194,6 +209,9 @@ pub fn bench(args: &BenchArgs) -> i32 {
             return 1;
         }
     };
+    if args.compare.is_some() {
+        return compare::bench_compare(args, model, &key, &games);
+    }
     if args.mcts {
         return mcts::bench_mcts(args, &mut model, &games);
     }
@@ -247,6 +265,16 @@ pub fn bench(args: &BenchArgs) -> i32 {
     let positions_per_s = (POSITIONS.len() * reps) as f64 / total_s.max(1e-9);
     let (gflop, estimated) = gflop_per_eval(&model, &key);
     let achieved = gflop * evals_per_s;
+    let batch_timings = if args.no_batches {
+        None
+    } else {
+        Some(batches::measure(
+            &mut [&mut model],
+            &games,
+            &batches::BATCH_SIZES,
+            reps,
+        ))
+    };
     drop(model);
     println!();
     println!("Positions            : {}", POSITIONS.len());
@@ -271,13 +299,11 @@ pub fn bench(args: &BenchArgs) -> i32 {
         }
     );
     println!("Achieved GFLOP/s     : {achieved:.1}");
+    let mut roofline = None;
     if !args.no_matmul {
-        let cfg = RuntimeConfig {
-            backend: key.backend,
-            intra_threads: key.threads,
-        };
-        match matmul::measure(&cfg, 5) {
+        match matmul_rate(&key) {
             Ok(r) => {
+                roofline = Some(r.gflops);
                 println!(
                     "MatMul GFLOP/s       : {:.1} (ORT, [{}×{}]·[{}×{}])",
                     r.gflops, r.rows, r.d, r.d, r.d
@@ -299,7 +325,48 @@ pub fn bench(args: &BenchArgs) -> i32 {
     println!("Total time (ms) : {:.0}", total_s * 1e3);
     println!("Nodes searched  : {evals}");
     println!("Nodes/second    : {evals_per_s:.0}");
+    match batch_timings {
+        None => {}
+        Some(Ok(t)) => {
+            let col = batches::Column {
+                label: "",
+                gflop_per_row: gflop,
+                row_is_position: info.kind.one_row_per_position(),
+                timings: &t[0],
+            };
+            print_batch_table(&[col], roofline, reps);
+        }
+        Some(Err(e)) => {
+            eprintln!("glimpse: bench: batch table: {e}");
+            return 1;
+        }
+    }
     0
+}
+
+/// ORT's MatMul rate with the runtime settings of `key` (best of 5 runs).
+fn matmul_rate(key: &LoadKey) -> Result<matmul::MatmulRate, String> {
+    let cfg = RuntimeConfig {
+        backend: key.backend,
+        intra_threads: key.threads,
+    };
+    matmul::measure(&cfg, 5)
+}
+
+/// Prints the batch table with its title.
+fn print_batch_table(columns: &[batches::Column<'_>], roofline: Option<f64>, reps: usize) {
+    println!();
+    println!(
+        "Batch table (rows per network run; median of {reps} runs after a warm-up; GFLOP/s from glimpse.gflop_per_eval{}):",
+        if roofline.is_some() {
+            "; %MatMul = share of the MatMul rate above"
+        } else {
+            ""
+        }
+    );
+    for l in batches::table(columns, roofline) {
+        println!("{l}");
+    }
 }
 
 /// Runs `eval`; returns the process exit code.

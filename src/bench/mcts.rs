@@ -12,8 +12,53 @@ use crate::game::Game;
 use crate::model::cache::{Cached, EvalCache};
 use crate::model::{Model, Network};
 use crate::search::evaluator::{Evaluator, MopUp};
-use crate::search::mcts::{self, Limits, MctsParams, Tree};
+use crate::search::mcts::{self, Limits, MctsParams, Progress, Tree};
 use std::time::{Duration, Instant};
+
+/// The MCTS settings of the bench: the engine's defaults with `minibatch` leaves per run.
+pub(crate) fn bench_params(minibatch: usize) -> MctsParams {
+    MctsParams {
+        minibatch: minibatch.max(1),
+        ..MctsParams::default()
+    }
+}
+
+/// `nodes` playouts from `game` with a fresh tree and a fresh 64 MiB cache over `evaluator`:
+/// wall time, the search's progress and the best move (UCI text, `(none)` without one).
+///
+/// # Errors
+/// The search stopped on an evaluator error.
+pub(crate) fn one_position(
+    evaluator: &mut dyn Evaluator,
+    game: &Game,
+    params: &MctsParams,
+    nodes: u64,
+) -> Result<(Duration, Progress, String), String> {
+    let mut tree = Tree::new(game);
+    let mut cache = EvalCache::new(64 << 20);
+    let mut limits = Limits {
+        playouts: Some(nodes.max(1)),
+        infinite: true, // every position runs all its playouts (no early stop)
+        ..Limits::default()
+    };
+    let t = Instant::now();
+    let (reason, progress) = mcts::search(
+        &mut tree,
+        &mut Cached::new(&mut cache, evaluator),
+        params,
+        &mut limits,
+        &mut |_, _, _| false,
+    );
+    let dt = t.elapsed();
+    if let mcts::StopReason::Error(e) = reason {
+        return Err(e.to_string());
+    }
+    let best = tree
+        .lines(&[], 1)
+        .first()
+        .map_or("(none)".to_string(), |l| game.move_to_uci(&l.mv));
+    Ok((dt, progress, best))
+}
 
 /// Runs the MCTS bench; returns the process exit code.
 pub fn bench_mcts(args: &BenchArgs, model: &mut Model, games: &[Game]) -> i32 {
@@ -26,10 +71,7 @@ pub fn bench_mcts(args: &BenchArgs, model: &mut Model, games: &[Game]) -> i32 {
     };
     // As the engine plays by default (option MopUp).
     let mut evaluator = MopUp::new(&mut net);
-    let params = MctsParams {
-        minibatch: args.minibatch.max(1),
-        ..MctsParams::default()
-    };
+    let params = bench_params(args.minibatch);
     println!(
         "MCTS: {} playouts per position, minibatch {}, c_puct {}, FPU reduction {}, priors τ {} top-{} ε {}",
         args.nodes,
@@ -47,32 +89,15 @@ pub fn bench_mcts(args: &BenchArgs, model: &mut Model, games: &[Game]) -> i32 {
     let (mut playouts, mut total, mut signature) = (0u64, Duration::ZERO, 0xcbf2_9ce4_8422_2325u64);
     let before = evaluator.stats();
     for (i, g) in games.iter().enumerate() {
-        let mut tree = Tree::new(g);
-        let mut cache = EvalCache::new(64 << 20);
-        let mut limits = Limits {
-            playouts: Some(args.nodes.max(1)),
-            infinite: true, // every position runs all its playouts (no early stop)
-            ..Limits::default()
+        let (dt, progress, best) = match one_position(&mut evaluator, g, &params, args.nodes) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("glimpse: bench: position {}: {e}", i + 1);
+                return 1;
+            }
         };
-        let t = Instant::now();
-        let (reason, progress) = mcts::search(
-            &mut tree,
-            &mut Cached::new(&mut cache, &mut evaluator),
-            &params,
-            &mut limits,
-            &mut |_, _, _| false,
-        );
-        let dt = t.elapsed();
-        if let mcts::StopReason::Error(e) = reason {
-            eprintln!("glimpse: bench: position {}: {e}", i + 1);
-            return 1;
-        }
         total += dt;
         playouts += progress.playouts;
-        let best = tree
-            .lines(&[], 1)
-            .first()
-            .map_or("(none)".to_string(), |l| g.move_to_uci(&l.mv));
         signature = fnv1a(signature, best.as_bytes());
         println!(
             "{:>3} {:>7} {:>9.1} {:>8.0} {:>6} {:<7} {}",

@@ -8,6 +8,7 @@
 //! - [`kinds`]: one file per model kind (rows in, values out) and the registry by `glimpse.kind`.
 //! - [`backend`]: the [`Evaluator`] interface both searches call, and [`Network`] over a session.
 //! - [`cache`], [`split`]: wrappers around an evaluator (result cache, batch splitting).
+//! - [`precision`]: the weights' precision (`glimpse.precision`: fp32, fp16, int8).
 //! - [`slot`]: which network is loaded, loading and warm-up, shared by engine and search.
 //! - [`error`]: the typed [`ModelError`].
 
@@ -17,6 +18,7 @@ pub mod buckets;
 pub mod cache;
 pub mod error;
 pub mod kinds;
+pub mod precision;
 pub mod runtime;
 pub mod session;
 pub mod slot;
@@ -26,6 +28,7 @@ pub mod tokenizer;
 pub use backend::{EvalRequest, EvalStats, Evaluated, Evaluator, MoveValue, Network, Scores};
 pub use error::ModelError;
 pub use kinds::ModelKind;
+pub use precision::Precision;
 pub use runtime::{init_runtime, ORT_LIB_VERSION};
 pub use session::{Backend, Model, ModelInfo, RuntimeConfig, PAD_ACTION};
 pub use slot::{LoadKey, NetworkSlot, Note, Preloader, SharedNetwork};

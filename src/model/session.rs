@@ -7,7 +7,8 @@
 //! `[batch, moves]` (padded with [`PAD_ACTION`]); output `log_probs` float32 `[batch, outputs]` or
 //! `[batch, moves, outputs]`. Metadata: `glimpse.kind` (looked up in the kind registry),
 //! `glimpse.buckets` (K), optional `glimpse.description`, `glimpse.params`,
-//! `glimpse.gflop_per_eval`.
+//! `glimpse.gflop_per_eval`, `glimpse.precision` (`fp32` when absent, `fp16`, `int8`; see
+//! [`Precision`]).
 //!
 //! Loading and running never panic: failures, including panics inside `ort`, become
 //! [`ModelError`]s.
@@ -15,6 +16,7 @@
 use super::actions::NUM_ACTIONS;
 use super::error::ModelError;
 use super::kinds::{self, ExtraOutput, ModelKind};
+use super::precision::Precision;
 use super::runtime::{guarded, runtime};
 use super::tokenizer::tokenize;
 use ort::environment::Environment;
@@ -113,6 +115,8 @@ pub struct ModelInfo {
     pub description: String,
     /// Execution provider actually in use.
     pub backend: Backend,
+    /// Precision of the weights (metadata `glimpse.precision`; [`Precision::Fp32`] when absent).
+    pub precision: Precision,
 }
 /// The outputs of one [`Model::run_moves_with`] call.
 #[derive(Debug, Clone, PartialEq)]
@@ -297,6 +301,8 @@ impl Model {
             .and_then(|s| s.trim().parse::<f64>().ok())
             .filter(|g| g.is_finite() && *g >= 0.0);
         let description = meta.custom("glimpse.description").unwrap_or_default();
+        let precision =
+            Precision::from_metadata(meta.custom("glimpse.precision").as_deref()).map_err(err)?;
         drop(meta);
 
         let seq_len = kind.seq_len();
@@ -398,6 +404,7 @@ impl Model {
                 gflop_per_eval,
                 description,
                 backend,
+                precision,
             },
             session,
             input_name,

@@ -154,8 +154,8 @@ impl NetworkSlot {
             Ok(row_ms) => {
                 let i = model.info();
                 report(Note::Info(format!(
-                    "loaded {} ({:?}, {} buckets, {:?} backend) in {load_ms:.0} ms, warm-up {warm_ms:.0} ms",
-                    i.source, i.kind, i.buckets, i.backend
+                    "loaded {} ({:?}, {}, {} buckets, {:?} backend) in {load_ms:.0} ms, warm-up {warm_ms:.0} ms",
+                    i.source, i.kind, i.precision, i.buckets, i.backend
                 )));
                 *self.info.lock() = Some(i.clone());
                 self.model = Some(model);

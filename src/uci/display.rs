@@ -35,8 +35,15 @@ pub fn position_report(game: &Game, model: Option<&ModelInfo>) -> String {
     text.push_str(&format!("Legal moves: {}\n", game.legal_moves().len()));
     match model {
         Some(i) => text.push_str(&format!(
-            "Model: {} | {:?} | {} buckets | seq {} | outputs {} | backend {:?} | {}",
-            i.source, i.kind, i.buckets, i.seq_len, i.outputs, i.backend, i.description
+            "Model: {} | {:?} | {} | {} buckets | seq {} | outputs {} | backend {:?} | {}",
+            i.source,
+            i.kind,
+            i.precision,
+            i.buckets,
+            i.seq_len,
+            i.outputs,
+            i.backend,
+            i.description
         )),
         None => text.push_str("Model: not loaded yet (loads at isready or go)"),
     }

@@ -1,0 +1,37 @@
+# int8 twins (issue 15): ONNX Runtime's dynamic quantisation of a float32 net
+# (training/glimpse_train/quantize.py; the choice of settings and the measurements: weights/README.md).
+#
+#   make quantize                          weights/glimpse-l6d128-c2.onnx -> weights/glimpse-l6d128-c2-int8.onnx
+#   make quantize NET=a.onnx [OUT=b.onnx]  another net (OUT defaults to a-int8.onnx beside it)
+#   make quantize QUANTIZE_ARGS='--heldout'            also the held-out action accuracy of both
+#   make bench-int8 [NET=a.onnx] [MCTS=400]            glimpse bench of NET and its twin, back to back
+#
+# OUT is read only from the command line (mk/measure.mk gives OUT a default of its own).
+NET ?= weights/glimpse-l6d128-c2.onnx
+QUANTIZE_OUT = $(if $(filter command line,$(origin OUT)),$(OUT),$(NET:.onnx=-int8.onnx))
+QUANTIZE_ARGS ?=
+
+.PHONY: quantize bench-int8 test-models-int8 test-quantize
+
+quantize: $(VENV_STAMP)
+	cd training && PYTHONUNBUFFERED=1 ../$(PY) -m glimpse_train.quantize --net $(abspath $(NET)) \
+	  --out $(abspath $(QUANTIZE_OUT)) --shared $(ABS_SHARED) $(QUANTIZE_ARGS)
+
+bench-int8: build
+	$(ORT_ENV) $(BIN) bench --weights $(NET) --compare $(QUANTIZE_OUT) $(if $(THREADS),--threads $(THREADS)) \
+	  $(if $(MCTS),--mcts --nodes $(MCTS))
+
+# The int8 twin of the tiny one-pass test model, for tests/int8_model.rs (after make test-models). Unsigned
+# weights: the tiny net's random weights make ORT's signed-weight kernel saturate on CPUs without VNNI
+# (weights/README.md, "int8 twin"), which would test the CPU rather than the engine.
+test-models-int8: test-models
+	cd training && ../$(PY) -m glimpse_train.quantize --net ../target/test-models/tiny_mavp.onnx \
+	  --out ../target/test-models/tiny_mavp_int8.onnx --weight-type quint8 --check 0
+
+test-rust: test-models-int8
+
+# quantize.py: metadata, refusals, the shipped twin's source hash (training/tests/test_quantize.py).
+test-quantize: $(VENV_STAMP)
+	cd training && GLIMPSE_SHARED=$(ABS_SHARED) ../$(PY) -m pytest -q tests/test_quantize.py
+
+test-training: test-quantize

@@ -1,0 +1,285 @@
+//! `glimpse bench --weights A.onnx --compare B.onnx`: two nets measured back to back in one
+//! process, interleaved, so that both see the same machine load (a loaded machine makes separate
+//! runs incomparable). Typical use: a float32 net against its int8 twin (`make quantize`).
+//!
+//! Searchless (default): every position is analysed by A and B in turn, the order alternating
+//! between repetitions (A B, B A, …); then positions/s of both and B/A, how many chosen moves
+//! agree, both signatures, and the batch table ([`super::batches`]) with both nets side by side.
+//! With `--mcts`: every position gets `--nodes` playouts from A and from B (fresh tree and cache
+//! each, order alternating between positions); nodes/s of both and B/A, positions per network run.
+
+use super::batches;
+use super::mcts::{bench_params, one_position};
+use super::POSITIONS;
+use super::{fnv1a, gflop_per_eval, matmul_rate, median, print_batch_table, BenchArgs, NetArgs};
+use crate::game::Game;
+use crate::model::slot::LoadKey;
+use crate::model::{Evaluator, Model, ModelInfo, Network};
+use crate::search::analysis as searchless;
+use crate::search::evaluator::MopUp;
+use std::time::{Duration, Instant};
+
+fn describe(tag: &str, i: &ModelInfo) -> String {
+    format!("{tag} = {} ({:?}, {})", i.source, i.kind, i.precision)
+}
+
+/// Runs the comparison (`a` is the net of `--weights`, already loaded with `key`); returns the
+/// process exit code.
+pub fn bench_compare(args: &BenchArgs, mut a: Model, key: &LoadKey, games: &[Game]) -> i32 {
+    let key_b = LoadKey {
+        weights: args.compare.clone(),
+        ..key.clone()
+    };
+    let mut b = match NetArgs::load_key(key_b) {
+        Ok((m, _)) => m,
+        Err(e) => {
+            eprintln!("glimpse: bench: --compare: {e}");
+            return 1;
+        }
+    };
+    println!(
+        "Back to back, interleaved: {}; {} ({:?} backend, {} threads)",
+        describe("A", a.info()),
+        describe("B", b.info()),
+        b.info().backend,
+        key.threads
+    );
+    if args.mcts {
+        return compare_mcts(args, &mut a, &mut b, games);
+    }
+    for m in [&mut a, &mut b] {
+        for g in games.iter().take(2) {
+            if let Err(e) = searchless::analyse(m, g, &[]) {
+                eprintln!("glimpse: bench: {}: {e}", m.info().source);
+                return 1;
+            }
+        }
+    }
+    let reps = args.reps.max(1);
+    let mut secs = [0.0f64; 2];
+    let mut evals = [0u64; 2];
+    let mut times: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+    let mut signature = [0xcbf2_9ce4_8422_2325u64; 2];
+    let mut agree = 0;
+    println!(
+        "{:>3} {:>6} {:>9} {:>9} {:<7} {:<7} fen",
+        "#", "evals", "A ms", "B ms", "A best", "B best"
+    );
+    for (i, g) in games.iter().enumerate() {
+        let mut best = [String::from("(none)"), String::from("(none)")];
+        let mut here: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+        let mut rows = 0;
+        for rep in 0..reps {
+            let order = if rep % 2 == 0 { [0, 1] } else { [1, 0] };
+            for which in order {
+                let m = if which == 0 { &mut a } else { &mut b };
+                let t = Instant::now();
+                let an = match searchless::analyse(m, g, &[]) {
+                    Ok(x) => x,
+                    Err(e) => {
+                        eprintln!(
+                            "glimpse: bench: {} position {}: {e}",
+                            m.info().source,
+                            i + 1
+                        );
+                        return 1;
+                    }
+                };
+                let s = t.elapsed().as_secs_f64();
+                secs[which] += s;
+                evals[which] += an.evals as u64;
+                here[which].push(s * 1e3);
+                rows = an.evals;
+                if let Some(k) = an.best() {
+                    best[which] = an.moves[k].uci.clone();
+                }
+            }
+        }
+        for w in 0..2 {
+            signature[w] = fnv1a(signature[w], best[w].as_bytes());
+            times[w].extend_from_slice(&here[w]);
+        }
+        agree += usize::from(best[0] == best[1]);
+        println!(
+            "{:>3} {:>6} {:>9.2} {:>9.2} {:<7} {:<7} {}",
+            i + 1,
+            rows,
+            median(&mut here[0]),
+            median(&mut here[1]),
+            best[0],
+            best[1],
+            POSITIONS[i]
+        );
+    }
+    let pps = |w: usize| (games.len() * reps) as f64 / secs[w].max(1e-9);
+    println!();
+    println!("Positions            : {}", games.len());
+    println!("Repetitions          : {reps}");
+    println!(
+        "Median ms per move   : A {:.2}, B {:.2}",
+        median(&mut times[0]),
+        median(&mut times[1])
+    );
+    println!(
+        "Positions/s          : A {:.1}, B {:.1}, B/A {:.2}×",
+        pps(0),
+        pps(1),
+        pps(1) / pps(0).max(1e-9)
+    );
+    println!("Same best move       : {agree} of {}", games.len());
+    println!(
+        "Bench signature      : {}-{:016x}",
+        evals[0] / reps as u64,
+        signature[0]
+    );
+    println!(
+        "Signature of B       : {}-{:016x}",
+        evals[1] / reps as u64,
+        signature[1]
+    );
+    if args.no_batches {
+        return 0;
+    }
+    let timings = match batches::measure(&mut [&mut a, &mut b], games, &batches::BATCH_SIZES, reps)
+    {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("glimpse: bench: batch table: {e}");
+            return 1;
+        }
+    };
+    let cols: Vec<batches::Column<'_>> = [(&a, "A"), (&b, "B")]
+        .into_iter()
+        .zip(&timings)
+        .map(|((m, label), t)| batches::Column {
+            label,
+            gflop_per_row: gflop_per_eval(m, key).0,
+            row_is_position: m.info().kind.one_row_per_position(),
+            timings: t,
+        })
+        .collect();
+    let roofline = if args.no_matmul {
+        None
+    } else {
+        match matmul_rate(key) {
+            Ok(r) => {
+                println!();
+                println!(
+                    "MatMul GFLOP/s       : {:.1} (ORT, [{}×{}]·[{}×{}])",
+                    r.gflops, r.rows, r.d, r.d, r.d
+                );
+                Some(r.gflops)
+            }
+            Err(e) => {
+                println!("MatMul GFLOP/s       : not measured ({e})");
+                None
+            }
+        }
+    };
+    print_batch_table(&cols, roofline, reps);
+    0
+}
+
+/// Totals of one net over the MCTS comparison.
+#[derive(Default)]
+struct MctsTotals {
+    time: Duration,
+    playouts: u64,
+    signature: u64,
+}
+
+fn compare_mcts(args: &BenchArgs, a: &mut Model, b: &mut Model, games: &[Game]) -> i32 {
+    let params = bench_params(args.minibatch);
+    let (mut net_a, mut net_b) = match (Network::new(a), Network::new(b)) {
+        (Ok(x), Ok(y)) => (x, y),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("glimpse: bench: {e}");
+            return 1;
+        }
+    };
+    let mut evals = [MopUp::new(&mut net_a), MopUp::new(&mut net_b)];
+    println!(
+        "MCTS: {} playouts per position and net, minibatch {}",
+        args.nodes, params.minibatch
+    );
+    println!(
+        "{:>3} {:>9} {:>9} {:>9} {:>9} {:<7} {:<7} fen",
+        "#", "A ms", "B ms", "A nodes/s", "B nodes/s", "A best", "B best"
+    );
+    let before = [evals[0].stats(), evals[1].stats()];
+    let mut tot = [
+        MctsTotals {
+            signature: 0xcbf2_9ce4_8422_2325,
+            ..MctsTotals::default()
+        },
+        MctsTotals {
+            signature: 0xcbf2_9ce4_8422_2325,
+            ..MctsTotals::default()
+        },
+    ];
+    for (i, g) in games.iter().enumerate() {
+        let order = if i % 2 == 0 { [0, 1] } else { [1, 0] };
+        let mut row: [(Duration, u64, String); 2] = Default::default();
+        for w in order {
+            match one_position(&mut evals[w], g, &params, args.nodes) {
+                Ok((dt, progress, best)) => row[w] = (dt, progress.playouts, best),
+                Err(e) => {
+                    eprintln!("glimpse: bench: position {}: {e}", i + 1);
+                    return 1;
+                }
+            }
+        }
+        for w in 0..2 {
+            tot[w].time += row[w].0;
+            tot[w].playouts += row[w].1;
+            tot[w].signature = fnv1a(tot[w].signature, row[w].2.as_bytes());
+        }
+        let rate = |w: usize| row[w].1 as f64 / row[w].0.as_secs_f64().max(1e-9);
+        println!(
+            "{:>3} {:>9.1} {:>9.1} {:>9.0} {:>9.0} {:<7} {:<7} {}",
+            i + 1,
+            row[0].0.as_secs_f64() * 1e3,
+            row[1].0.as_secs_f64() * 1e3,
+            rate(0),
+            rate(1),
+            row[0].2,
+            row[1].2,
+            POSITIONS[i]
+        );
+    }
+    let nps = |w: usize| tot[w].playouts as f64 / tot[w].time.as_secs_f64().max(1e-9);
+    println!();
+    println!("Positions            : {}", games.len());
+    println!(
+        "Playouts (nodes)     : A {}, B {}",
+        tot[0].playouts, tot[1].playouts
+    );
+    println!(
+        "Nodes/s              : A {:.1}, B {:.1}, B/A {:.2}×",
+        nps(0),
+        nps(1),
+        nps(1) / nps(0).max(1e-9)
+    );
+    for (w, tag) in [(0, "A"), (1, "B")] {
+        let s = evals[w].stats();
+        let (runs, positions, net) = (
+            s.runs - before[w].runs,
+            s.positions - before[w].positions,
+            s.time.saturating_sub(before[w].time),
+        );
+        println!(
+            "Network runs ({tag})     : {runs}, positions per run {:.2}, network time {:.1} %",
+            positions as f64 / runs.max(1) as f64,
+            100.0 * net.as_secs_f64() / tot[w].time.as_secs_f64().max(1e-9)
+        );
+    }
+    println!(
+        "Bench signature      : mcts{}-{:016x}",
+        args.nodes, tot[0].signature
+    );
+    println!(
+        "Signature of B       : mcts{}-{:016x}",
+        args.nodes, tot[1].signature
+    );
+    0
+}

@@ -1,0 +1,237 @@
+"""An int8 twin of a Glimpse network (``make quantize``; issue 15).
+
+    python -m glimpse_train.quantize --net ../weights/glimpse-l6d128-c2.onnx \
+        [--out ../weights/glimpse-l6d128-c2-int8.onnx] [--weight-type qint8|quint8] [--per-channel] \
+        [--op-types MatMul ...] \
+        [--check 64] [--heldout --shared ../../shared]
+
+The quantisation is ONNX Runtime's own dynamic quantisation (``onnxruntime.quantization.quantize_dynamic``):
+the weights of the chosen operators (default: every ``MatMul`` with a constant weight) are stored as 8-bit
+integers (``--weight-type``: signed ``qint8`` or unsigned ``quint8``) with one scale per tensor
+(``--per-channel``: per output column), and the activations feeding them are
+quantised to uint8 at run time (``DynamicQuantizeLinear`` → ``MatMulInteger``, which ORT's graph optimiser
+fuses into ``MatMulIntegerToFloat`` on CPU). Inputs and outputs keep their names, types and shapes, so the
+engine loads the twin like any net (UCI ``WeightsFile``, ``glimpse --weights``).
+
+Metadata: every ``glimpse.*`` entry of the source is kept as it is (kind, buckets, GFLOP counts, ...), and
+``glimpse.precision`` = ``int8``, ``glimpse.source`` (the source's file name), ``glimpse.source_sha256``
+(hex digest of the source file) and ``glimpse.quantization`` (the settings, for the record) are added. The
+source must be a float32 net (``glimpse.precision`` absent or ``fp32``).
+
+``--check N`` runs source and twin on N positions reached by seeded random play (every legal move of each,
+kinds with an ``actions`` input only) and prints the largest and mean difference of Q (expected win
+probability, 128 buckets) and how often the argmax move agrees. ``--heldout`` computes the held-out action
+accuracy of both on the campaign's fixed split (the validation positions of ``<shared>/data/labels``,
+``campaign.HeldOut``). Exit status 1 on a bad source or a failed write.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import tempfile
+
+import chess
+import numpy as np
+import onnx
+
+from .chessdata import BUCKET_CENTRES, MOVE_TO_ACTION, tokenize
+
+#: What ``make quantize`` uses unless told otherwise (chosen by measurement, ``weights/README.md``).
+DEFAULT_OP_TYPES = ("MatMul",)
+#: int8 weight type: ``qint8`` (signed) or ``quint8`` (unsigned); see ``weights/README.md`` for the choice.
+DEFAULT_WEIGHT_TYPE = "qint8"
+WEIGHT_TYPES = ("qint8", "quint8")
+
+
+class QuantizeError(Exception):
+    """The source cannot be quantised (missing, not a Glimpse net, not float32)."""
+
+
+def sha256_of(path: str) -> str:
+    """Hex sha256 of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def default_out(net: str) -> str:
+    """``dir/name.onnx`` → ``dir/name-int8.onnx`` (beside the source)."""
+    root, ext = os.path.splitext(net)
+    return f"{root}-int8{ext or '.onnx'}"
+
+
+def _meta(model: onnx.ModelProto) -> dict[str, str]:
+    return {p.key: p.value for p in model.metadata_props}
+
+
+def quantize(net: str, out: str | None = None, per_channel: bool = False,
+             op_types: tuple[str, ...] = DEFAULT_OP_TYPES, weight_type: str = DEFAULT_WEIGHT_TYPE) -> dict:
+    """Writes the int8 twin of ``net`` to ``out`` (default :func:`default_out`) and returns a summary
+    (``out``, sizes in bytes, the metadata added, the number of int8 MatMuls).
+
+    Raises :class:`QuantizeError` for a missing file, a net without ``glimpse.kind`` or one that is not
+    float32."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    import onnxruntime
+
+    if weight_type not in WEIGHT_TYPES:
+        raise QuantizeError(f"weight type {weight_type!r} is not one of {', '.join(WEIGHT_TYPES)}")
+    if not os.path.isfile(net):
+        raise QuantizeError(f"{net}: no such file")
+    src = onnx.load(net)
+    meta = _meta(src)
+    if "glimpse.kind" not in meta:
+        raise QuantizeError(f"{net}: metadata glimpse.kind missing (not a Glimpse net)")
+    precision = meta.get("glimpse.precision", "fp32")
+    if precision != "fp32":
+        raise QuantizeError(f"{net}: glimpse.precision is {precision!r}; only a float32 net can be quantised")
+    low = (onnx.TensorProto.FLOAT16, onnx.TensorProto.INT8, onnx.TensorProto.UINT8)
+    if any(t.data_type in low for t in src.graph.initializer):
+        raise QuantizeError(f"{net}: has float16 or 8-bit weights; only a float32 net can be quantised")
+    out = out or default_out(net)
+    wtype = QuantType.QInt8 if weight_type == "qint8" else QuantType.QUInt8
+    settings = (f"onnxruntime {onnxruntime.__version__} quantize_dynamic, weights {wtype.name} "
+                f"{'per channel' if per_channel else 'per tensor'}, activations QUInt8 dynamic, "
+                f"ops {','.join(op_types)}")
+    with tempfile.TemporaryDirectory() as tmp:
+        raw = os.path.join(tmp, "int8.onnx")
+        quantize_dynamic(net, raw, weight_type=wtype, per_channel=per_channel,
+                         op_types_to_quantize=list(op_types))
+        q = onnx.load(raw)
+    added = {"glimpse.precision": "int8", "glimpse.source": os.path.basename(net),
+             "glimpse.source_sha256": sha256_of(net), "glimpse.quantization": settings}
+    keep = {k: v for k, v in meta.items() if k.startswith("glimpse.")}
+    del q.metadata_props[:]
+    for k, v in {**keep, **added}.items():
+        q.metadata_props.add(key=k, value=v)
+    onnx.checker.check_model(q)
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    onnx.save(q, out)
+    int8_matmuls = sum(n.op_type in ("MatMulInteger", "DynamicQuantizeMatMul") for n in q.graph.node)
+    return {"out": out, "source_bytes": os.path.getsize(net), "bytes": os.path.getsize(out),
+            "metadata": added, "int8_matmuls": int8_matmuls,
+            "fp32_matmuls": sum(n.op_type == "MatMul" for n in q.graph.node)}
+
+
+# ---------------------------------------------------------------------------------------------- checks
+def random_positions(n: int, seed: int = 0) -> list[chess.Board]:
+    """``n`` positions reached by seeded random play from the start (4–80 plies, none finished)."""
+    rng = np.random.default_rng(seed)
+    out: list[chess.Board] = []
+    while len(out) < n:
+        b = chess.Board()
+        for _ in range(int(rng.integers(4, 81))):
+            moves = list(b.legal_moves)
+            if not moves:
+                break
+            b.push(moves[int(rng.integers(len(moves)))])
+        if not b.is_game_over():
+            out.append(b)
+    return out
+
+
+def _session(path: str, threads: int = 0):
+    from .onnx_graph import ort_session
+    return ort_session(path, threads)
+
+
+def move_q(sess, boards: list[chess.Board]) -> list[np.ndarray]:
+    """Q (expected win probability) of every legal move, ascending action id, one array per board; one
+    run of all boards (kinds with ``tokens`` + ``actions`` inputs)."""
+    moves = [sorted(MOVE_TO_ACTION[m.uci()] for m in b.legal_moves) for b in boards]
+    m = max(len(x) for x in moves)
+    tokens = np.zeros((len(boards), 78), np.int64)
+    actions = np.zeros((len(boards), m), np.int64)
+    for i, (b, ids) in enumerate(zip(boards, moves)):
+        tokens[i, 1:] = tokenize(b.fen())
+        actions[i, : len(ids)] = ids
+    lp = sess.run(["log_probs"], {"tokens": tokens, "actions": actions})[0].astype(np.float64)
+    q = np.exp(lp) @ BUCKET_CENTRES
+    return [q[i, : len(ids)] for i, ids in enumerate(moves)]
+
+
+def compare(net: str, twin: str, positions: int = 64, seed: int = 0) -> dict:
+    """Q of source and twin on :func:`random_positions`: largest and mean ``|ΔQ|`` over every legal move,
+    the share of positions whose argmax move agrees, and the mean spread (std) of Q over a position's
+    moves, the scale the differences are to be read against."""
+    boards = random_positions(positions, seed)
+    a, b = move_q(_session(net), boards), move_q(_session(twin), boards)
+    diff = np.concatenate([np.abs(x - y) for x, y in zip(a, b)])
+    return {"positions": len(boards), "moves": int(diff.size), "max_abs_dq": float(diff.max()),
+            "mean_abs_dq": float(diff.mean()),
+            "argmax_agreement": float(np.mean([np.argmax(x) == np.argmax(y) for x, y in zip(a, b)])),
+            "mean_q_spread": float(np.mean([x.std() for x in a]))}
+
+
+def heldout(nets: list[str], shared: str, cache: str) -> dict[str, dict]:
+    """Held-out action accuracy, policy-head accuracy and Kendall τ of each net on the campaign's fixed split
+    (the validation positions of ``<shared>/data/labels``), as the campaign computes them."""
+    import glob
+
+    from .campaign import HeldOut, policy_accuracy
+    from .data import MemDataset
+    from .evaluate import eval_validation
+    from .kinds.multi_action_value import MAVPolicy
+
+    files = sorted(glob.glob(os.path.join(shared, "data", "labels", "*.tsv.gz")))
+    if not files:
+        raise QuantizeError(f"no label files in {shared}/data/labels")
+    held = HeldOut(MemDataset(files, cache, lambda *_: None), shared)
+    out = {}
+    for n in nets:
+        rep = eval_validation(MAVPolicy(n), held)
+        out[n] = {"val_positions": rep["val_positions"], "action_accuracy": rep["action_accuracy"],
+                  "kendall_tau": rep["kendall_tau"], "policy_accuracy": policy_accuracy(n, held)}
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--net", required=True, help="float32 Glimpse net (.onnx)")
+    ap.add_argument("--out", default=None, help="int8 twin (default: <net>-int8.onnx beside the source)")
+    ap.add_argument("--per-channel", action="store_true", help="one weight scale per output column")
+    ap.add_argument("--weight-type", default=DEFAULT_WEIGHT_TYPE, choices=WEIGHT_TYPES,
+                    help="signed (qint8) or unsigned (quint8) int8 weights")
+    ap.add_argument("--op-types", nargs="+", default=list(DEFAULT_OP_TYPES), help="operators to quantise")
+    ap.add_argument("--check", type=int, default=64, help="positions for the source-vs-twin Q check (0: none)")
+    ap.add_argument("--heldout", action="store_true", help="held-out action accuracy of both (needs --shared)")
+    ap.add_argument("--shared", default="../../shared")
+    ap.add_argument("--cache", default="data/cache", help="label-file array cache (as the campaign's)")
+    a = ap.parse_args(argv)
+    try:
+        s = quantize(a.net, a.out, a.per_channel, tuple(a.op_types), a.weight_type)
+    except (QuantizeError, OSError, onnx.checker.ValidationError) as e:
+        print(f"quantize: {e}", file=sys.stderr)
+        return 1
+    print(f"quantize: wrote {s['out']} ({s['bytes'] / 2**20:.2f} MiB, source {s['source_bytes'] / 2**20:.2f} MiB), "
+          f"{s['int8_matmuls']} int8 MatMuls, {s['fp32_matmuls']} float MatMuls left")
+    for k, v in s["metadata"].items():
+        print(f"quantize: {k} = {v}")
+    report = {"quantize": s}
+    kind = _meta(onnx.load(a.net, load_external_data=False)).get("glimpse.kind", "")
+    if a.check and kind.startswith("multi_action_value"):
+        c = compare(a.net, s["out"], a.check)
+        report["check"] = c
+        print(f"quantize: check on {c['positions']} random-play positions ({c['moves']} moves): "
+              f"max |dQ| {c['max_abs_dq']:.4f}, mean |dQ| {c['mean_abs_dq']:.4f} "
+              f"(mean spread of Q over a position's moves {c['mean_q_spread']:.4f}), "
+              f"argmax move agrees in {100 * c['argmax_agreement']:.1f} %")
+    if a.heldout:
+        h = heldout([a.net, s["out"]], a.shared, a.cache)
+        report["heldout"] = h
+        for n, r in h.items():
+            pol = "n/a" if r["policy_accuracy"] is None else f"{100 * r['policy_accuracy']:.2f} %"
+            print(f"quantize: held-out {os.path.basename(n)}: {r['val_positions']} positions, action accuracy "
+                  f"{100 * r['action_accuracy']:.2f} %, policy head {pol}, Kendall tau {r['kendall_tau']:.4f}")
+    print(json.dumps(report, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
