@@ -125,11 +125,12 @@ soak: build $(VENV_STAMP)
 	  --concurrency $(SOAK_CONCURRENCY) --tc '$(SOAK_TC)' --nodes $(SOAK_NODES) --seed $(SEED) \
 	  --book '$(BOOK)' --out '$(SOAK_OUT)' $(SOAK_ARGS)
 
-# The short soak of `make test` (1-2 minutes): 20 games, a smoke test for crashes, illegal moves
+# The short soak of `make test` (1-2 minutes; openings from the in-repo test data, so a clone without
+# ../shared runs it): 20 games, a smoke test for crashes, illegal moves
 # and protocol warnings. Its clock is 2+0.2 with a 200 ms margin, so that a loaded CI machine does
 # not flag a forfeit, and with 2 games at each end RSS only has to stay within 50 % (the first 8
 # games, caches filling, left out); the 10 % limit is the long soak's.
 test-soak: build $(VENV_STAMP)
 	$(PY) tools/soak.py --engine $(BIN) --glimpse-options '$(SOAK_GLIMPSE_OPTS)' --games 20 --warmup 8 \
 	  --concurrency 2 --tc 2+0.2 --timemargin 200 --max-rss-growth 0.5 --quiet \
-	  --out target/soak-short/soak $(SOAK_ARGS)
+	  --book '$(ABS_TEST_SHARED)/data/openings/noob_3moves.epd' --out target/soak-short/soak $(SOAK_ARGS)
