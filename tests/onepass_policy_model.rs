@@ -11,24 +11,12 @@ use glimpse::model::{Backend, EvalRequest, Evaluator, Model, Network, RuntimeCon
 use glimpse::search::analysis::{analyse, MoveChoice};
 use serde_json::Value;
 use std::path::PathBuf;
-use uci_support::{bestmove, field, pv_lines, Engine};
+use uci_support::{bestmove, field, pv_lines, test_model, Engine};
 
 const TOL: f32 = 1e-4;
 
-fn models_dir() -> PathBuf {
-    std::env::var_os("GLIMPSE_TEST_MODELS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-models"))
-}
-
 fn tiny_mavp_path() -> PathBuf {
-    let p = models_dir().join("tiny_mavp.onnx");
-    assert!(
-        p.is_file(),
-        "{} is missing: run `make test-models` (or set GLIMPSE_TEST_MODELS)",
-        p.display()
-    );
-    p
+    test_model("tiny_mavp.onnx")
 }
 
 fn load() -> Model {
@@ -43,7 +31,7 @@ fn load() -> Model {
 }
 
 fn reference() -> Vec<Value> {
-    let path = models_dir().join("tiny_mavp_reference.json");
+    let path = test_model("tiny_mavp_reference.json");
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {} (make test-models): {e}", path.display()));
     let v: Value = serde_json::from_str(&text).expect("valid JSON");

@@ -31,6 +31,21 @@ pub fn tiny_av() -> PathBuf {
     p
 }
 
+/// A model made by `make test-models` (in `$GLIMPSE_TEST_MODELS`, default `target/test-models`);
+/// panics with a hint when it has not been made.
+pub fn test_model(file: &str) -> PathBuf {
+    let dir = std::env::var_os("GLIMPSE_TEST_MODELS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-models"));
+    let p = dir.join(file);
+    assert!(
+        p.is_file(),
+        "{} is missing: run `make test-models` (or set GLIMPSE_TEST_MODELS)",
+        p.display()
+    );
+    p
+}
+
 /// Whether a stdout line is UCI.
 pub fn is_uci_line(line: &str) -> bool {
     const HEADS: [&str; 5] = [
