@@ -5,17 +5,23 @@
 #   make quantize NET=a.onnx [OUT=b.onnx]  another net (OUT defaults to a-int8.onnx beside it)
 #   make quantize QUANTIZE_ARGS='--heldout'            also the held-out action accuracy of both
 #   make bench-int8 [NET=a.onnx] [MCTS=400]            glimpse bench of NET and its twin, back to back
+#   make profile [NET=a.onnx] [ROWS='1 32']            ORT operator profile of NET, MatMul at its shapes
 #
 # OUT is read only from the command line (mk/measure.mk gives OUT a default of its own).
 NET ?= weights/glimpse-l6d128-c2.onnx
 QUANTIZE_OUT = $(if $(filter command line,$(origin OUT)),$(OUT),$(NET:.onnx=-int8.onnx))
 QUANTIZE_ARGS ?=
 
-.PHONY: quantize bench-int8 test-models-int8 test-quantize
+.PHONY: quantize bench-int8 profile test-models-int8 test-quantize
+
+ROWS ?= 1 32
 
 quantize: $(VENV_STAMP)
 	cd training && PYTHONUNBUFFERED=1 ../$(PY) -m glimpse_train.quantize --net $(abspath $(NET)) \
 	  --out $(abspath $(QUANTIZE_OUT)) --shared $(ABS_SHARED) $(QUANTIZE_ARGS)
+
+profile: $(VENV_STAMP)
+	cd training && ../$(PY) -m glimpse_train.ort_profile $(abspath $(NET)) --rows $(ROWS)
 
 bench-int8: build
 	$(ORT_ENV) $(BIN) bench --weights $(NET) --compare $(QUANTIZE_OUT) $(if $(THREADS),--threads $(THREADS)) \
