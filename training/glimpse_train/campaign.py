@@ -168,6 +168,9 @@ def epd_source(path: str, seed: int) -> list[str]:
     return out
 
 
+PENDING_MAX = 200_000  # unlabelled candidates kept between label phases
+
+
 def take_new(fens, start: int, n: int, known: set[str]) -> tuple[list[str], int]:
     """Up to ``n`` FENs from ``fens[start:]`` whose key is not in ``known`` (added to it); returns them
     and the new cursor."""
@@ -317,13 +320,51 @@ class Campaign:
         rng.shuffle(fens)
         return fens
 
+    @property
+    def pending_path(self) -> str:
+        return os.path.join(self.run_dir, "pending.tsv")
+
+    def load_pending(self) -> list[tuple[str, str]]:
+        """Candidates found by an earlier label phase that its deadline (or a kill) left unlabelled:
+        ``(source, FEN)`` pairs, minus any whose position the store has labelled since. Finding them
+        cost games (self-play, DAgger), so they are labelled before new ones are looked for."""
+        if not os.path.exists(self.pending_path):
+            return []
+        labelled = labelstore.known_keys(self.files())
+        out, seen = [], set()
+        with open(self.pending_path) as f:
+            for line in f:
+                src, _, fen = line.rstrip("\n").partition("\t")
+                if not fen:
+                    continue
+                k = labelstore.position_key(fen)
+                if k not in labelled and k not in seen:
+                    seen.add(k)
+                    out.append((src, fen))
+        self.known().update(seen)
+        return out
+
+    def save_pending(self, left: list[tuple[str, str]]) -> None:
+        """Writes the unlabelled candidates (at most ``PENDING_MAX``) atomically; removes the file when none."""
+        if not left:
+            if os.path.exists(self.pending_path):
+                os.remove(self.pending_path)
+            return
+        tmp = self.pending_path + ".tmp"
+        with open(tmp, "w") as f:
+            f.writelines(f"{s}\t{fen}\n" for s, fen in left[:PENDING_MAX])
+        os.replace(tmp, self.pending_path)
+
     def label_phase(self) -> int:
         c = self.cfg
         rate = self.state.get("rate") or 25.0  # positions per second per worker, updated from measurement
         n = max(c.chunk * c.workers, int(rate * c.workers * c.label_minutes * 60))
         t0 = time.time()
-        cands = self.candidates(n)
-        self.log(f"label: {len(cands)} new positions ({time.time() - t0:.0f} s to find), scheme {self.scheme()}")
+        carried = self.load_pending()
+        cands = carried + (self.candidates(n - len(carried)) if len(carried) < n else [])
+        self.save_pending(cands)  # a kill from here on loses none of them
+        self.log(f"label: {len(cands)} positions ({len(carried)} carried over from the last phase, the rest new; "
+                 f"{time.time() - t0:.0f} s to find), scheme {self.scheme()}")
         if not cands:
             return 0
         src_of = {f: s for s, f in cands}
@@ -348,8 +389,11 @@ class Campaign:
                 cost[0] = 0.0
             last_write[0] = time.time()
 
+        done_fens: list[str] = []
+
         def on_result(r):
             pending.extend(r["records"])
+            done_fens.extend(r.get("fens") or [f for f, _ in r["records"]])  # skipped ones are not retried
             cost[0] += r["core_seconds"]
             done[0] += len(r["records"])
             bar.update(len(r["records"]))
@@ -363,6 +407,11 @@ class Campaign:
                             max_in_flight=2 * c.workers, deadline=t0 + c.label_minutes * 60)
         flush()
         bar.close()
+        finished = set(done_fens)
+        left = [(src, f) for src, f in cands if f not in finished]
+        self.save_pending(left)
+        if left:
+            self.log(f"label: {len(left)} positions left unlabelled at the deadline, kept for the next phase")
         el = time.time() - t0
         if done[0] and el > 30:
             self.state["rate"] = round(done[0] / el / c.workers, 2)

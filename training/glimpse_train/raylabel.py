@@ -138,8 +138,9 @@ def _renice(level: int) -> None:
 
 
 def label_chunk(fens: list[str], scheme: LabelScheme, stockfish: str, nice: int = 10) -> dict:
-    """Labels ``fens`` with one Stockfish process; ``{"records": [(fen, moves)], "core_seconds": s}``
-    (core-seconds = Stockfish's and this process's CPU time)."""
+    """Labels ``fens`` with one Stockfish process; ``{"records": [(fen, moves)], "fens": fens,
+    "core_seconds": s}`` (``fens``: the chunk as given, labelled or skipped; core-seconds = Stockfish's and
+    this process's CPU time)."""
     _renice(nice)
     t0 = time.process_time()
     c0 = _children_cpu()
@@ -150,7 +151,7 @@ def label_chunk(fens: list[str], scheme: LabelScheme, stockfish: str, nice: int 
             moves = label_position(eng, fen, scheme)
             if moves:
                 out.append((fen, moves))
-    return {"records": out, "core_seconds": (time.process_time() - t0) + (_children_cpu() - c0)}
+    return {"records": out, "fens": list(fens), "core_seconds": (time.process_time() - t0) + (_children_cpu() - c0)}
 
 
 def _children_cpu() -> float:

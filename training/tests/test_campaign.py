@@ -310,3 +310,44 @@ def test_heads_train_and_report(tmp_path):
     assert l1 < l0
     rec = json.loads(open(tmp_path / "run" / "log.jsonl").read().splitlines()[-1])
     assert 0.0 <= rec["val_policy_acc"] <= 1.0 and rec["step"] == 60
+
+
+def test_unlabelled_candidates_carry_over_to_the_next_label_phase(tmp_path, monkeypatch):
+    """Candidates cost games to find; a label phase that reaches its deadline (or is killed) keeps the ones it
+    did not label for the next phase, which labels them first and drops any the store has labelled since."""
+    c = _tiny_campaign(tmp_path)
+    c.cfg.label_minutes, c.cfg.chunk, c.cfg.workers = 1.0, 2, 1
+    found = [("selfplay", START), ("dagger", E4),
+             ("popular", "rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - 0 1"),
+             ("popular", "rnbqkbnr/pppppppp/8/8/2P5/8/PP1PPPPP/RNBQKBNR b KQkq - 0 1")]
+    asked = []
+    monkeypatch.setattr(c, "candidates", lambda n: asked.append(n) or list(found))
+
+    def first_chunk_only(fn, chunks, args, on_result=None, **kw):
+        # The deadline passes after the first chunk: the second never starts.
+        r = {"records": [(f, moves_of(f)) for f in chunks[0]], "fens": chunks[0], "core_seconds": 1.0}
+        on_result(r)
+        return [r]
+
+    monkeypatch.setattr(raylabel, "run_chunks", first_chunk_only)
+    monkeypatch.setattr(raylabel, "stockfish_name", lambda _: "Stockfish test")
+    assert c.label_phase() == 2
+    with open(c.pending_path) as f:
+        assert [tuple(line.rstrip("\n").split("\t")) for line in f] == found[2:]
+
+    # A fresh process (a restart) labels the carried ones first and asks for only the rest.
+    c2 = _tiny_campaign(tmp_path)
+    c2.cfg.label_minutes, c2.cfg.chunk, c2.cfg.workers = 1.0, 2, 1
+    c2.store.add([("popular", found[3][1], moves_of(found[3][1]))], {"engine": "test"}, 1.0)  # labelled meanwhile
+    got = []
+    monkeypatch.setattr(c2, "candidates", lambda n: got.append(n) or [])
+
+    def all_chunks(fn, chunks, args, on_result=None, **kw):
+        for ch in chunks:
+            on_result({"records": [(f, moves_of(f)) for f in ch], "fens": ch, "core_seconds": 1.0})
+        return []
+
+    monkeypatch.setattr(raylabel, "run_chunks", all_chunks)
+    assert c2.label_phase() == 1, "only the carried position the store did not have yet"
+    assert got and got[0] == asked[0] - 1
+    assert not os.path.exists(c2.pending_path), "nothing left: the file is removed"
