@@ -286,3 +286,21 @@ fn eval_and_d_are_info_strings() {
     assert!(lines.last().unwrap().contains("tiny_av.onnx"));
     assert!(e.quit());
 }
+
+#[test]
+fn draw_score_decides_whether_searchless_takes_a_repetition() {
+    // After 1.Nf3 Nf6 2.Ng1, Black's 2...Ng8 repeats the start position a third time: a draw by the
+    // repetition rule. DrawScore +100 makes a draw a win for the engine (the draw's key is 1.0, above
+    // every network value); −100 makes it a loss (0.0, below every move). The tiny net's values do
+    // not matter: only the rule's ranking does.
+    let moves = "position startpos moves g1f3 g8f6 f3g1 f6g8 g1f3 g8f6 f3g1";
+    let mut e = Engine::with_tiny_model();
+    for (score, takes) in [(100, true), (-100, false), (100, true)] {
+        e.send(&format!("setoption name DrawScore value {score}"));
+        e.send(moves);
+        let (mv, _) = bestmove(&e.go("depth 1"));
+        let mv = mv.expect("a move");
+        assert_eq!(mv == "f6g8", takes, "DrawScore {score}: played {mv}");
+    }
+    assert!(e.quit());
+}

@@ -84,21 +84,34 @@ pub struct Analysis {
     pub choice: MoveChoice,
     /// The WDL head's `[win, draw, loss]` for the side to move, when the net has one.
     pub wdl: Option<[f32; 3]>,
+    /// `DrawScore` / 200 (−0.5…0.5): how much more than [`REPETITION_VALUE`] the side to move
+    /// values a repetition draw when moves are ranked ([`Analysis::key`]); 0 unless set. The
+    /// reported `win_prob` of a repetition stays 0.5. Lc0's `DrawScore` convention.
+    pub draw_shift: f32,
 }
 
 impl Analysis {
-    /// The value the move at `i` is ranked by: `win_prob` under [`MoveChoice::Q`]; under
-    /// [`MoveChoice::Policy`] its policy probability, 2 for a mate in one, and 0 for a
-    /// repetition draw while some move has Q > 0.5.
+    /// The value the move at `i` is ranked by: under [`MoveChoice::Q`], `win_prob` (for a
+    /// repetition draw, 0.5 + [`Analysis::draw_shift`]); under [`MoveChoice::Policy`] its policy
+    /// probability, 2 for a mate in one, and 0 for a repetition draw while some other move has
+    /// Q above the draw's value (0.5 + `draw_shift`).
     pub fn key(&self, i: usize) -> f32 {
         let m = &self.moves[i];
         if self.choice != MoveChoice::Policy || self.moves.iter().any(|m| m.policy.is_none()) {
-            return m.win_prob;
+            return if m.repetition {
+                REPETITION_VALUE + self.draw_shift
+            } else {
+                m.win_prob
+            };
         }
         if m.win_prob >= 1.0 {
             return 2.0;
         }
-        let winning = self.moves.iter().any(|o| !o.repetition && o.win_prob > 0.5);
+        let draw = REPETITION_VALUE + self.draw_shift;
+        let winning = self
+            .moves
+            .iter()
+            .any(|o| !o.repetition && o.win_prob > draw);
         if m.repetition && winning {
             return 0.0;
         }
@@ -206,6 +219,7 @@ pub fn analyse(
         evals: out.rows,
         choice: MoveChoice::Q,
         wdl,
+        draw_shift: 0.0,
     })
 }
 

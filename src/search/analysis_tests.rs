@@ -132,3 +132,40 @@ fn move_choice_policy_ranks_by_the_policy_with_the_rules() {
     assert_eq!(MoveChoice::parse("q"), Some(MoveChoice::Q));
     assert_eq!(MoveChoice::parse("value"), None);
 }
+
+#[test]
+fn draw_score_steers_repetitions_in_both_move_choices() {
+    // The side to move sees every move as a little worse than level (Q 0.45, 0.40) but one repeats
+    // the position: a draw, 0.5 at DrawScore 0.
+    let with = |action: u16, q: f32, p: f32, rep: bool| MoveScore {
+        policy: Some(p),
+        repetition: rep,
+        win_prob: if rep { REPETITION_VALUE } else { q },
+        raw_win_prob: q,
+        ..score(action, q)
+    };
+    let mut a = Analysis {
+        moves: vec![
+            with(1, 0.45, 0.3, false),
+            with(2, 0.40, 0.6, true),
+            with(3, 0.40, 0.1, false),
+        ],
+        ..Analysis::default()
+    };
+    // DrawScore 0: the draw (0.5) beats 0.45 under Q; the policy's favourite stands because no
+    // other move is above the draw.
+    assert_eq!(a.best(), Some(1));
+    a.choice = MoveChoice::Policy;
+    assert_eq!(a.best(), Some(1));
+    // DrawScore −20 (a draw is worth 0.4 to the engine): both choices avoid it.
+    a.draw_shift = -0.1;
+    assert_eq!(a.best(), Some(0));
+    a.choice = MoveChoice::Q;
+    assert_eq!(a.best(), Some(0));
+    assert_eq!(a.key(1), REPETITION_VALUE - 0.1);
+    // The reported value of the repetition stays the rule's 0.5.
+    assert_eq!(a.moves[1].win_prob, REPETITION_VALUE);
+    // DrawScore +20: under Q the draw (0.6) now beats every move.
+    a.draw_shift = 0.1;
+    assert_eq!(a.best(), Some(1));
+}

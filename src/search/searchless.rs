@@ -173,6 +173,7 @@ impl Algorithm for Searchless {
             .map(|_| root_tb.as_ref().map_or(0, |tb| tb.hits));
         let (mut analysis, partial) = evaluate(net, req, soft_ms, sink)?;
         analysis.choice = req.settings.move_choice;
+        analysis.draw_shift = req.settings.mcts_params.draw_score;
         let first_pass = req.start.elapsed();
         let Some(chosen) = choose(&analysis, req.temperature, req.u) else {
             return Ok(Outcome {
@@ -195,6 +196,7 @@ impl Algorithm for Searchless {
                 if let Some(model) = net.model() {
                     if let Ok(mut a) = analyse(model, &next, &[]) {
                         a.choice = req.settings.move_choice;
+                        a.draw_shift = -req.settings.mcts_params.draw_score;
                         nodes += a.evals as u64;
                         ponder = a.best().map(|i| a.moves[i].uci.clone());
                     }

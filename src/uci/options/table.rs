@@ -153,9 +153,9 @@ pub fn declarations(cores: usize) -> Vec<OptionDecl> {
         },
         OptionDecl {
             name: DRAW_SCORE.name,
-            applies: Applies::Mcts,
+            applies: Applies::Search,
             kind: OptionKind::Spin { default: mcts::DRAW_SCORE, min: -100, max: 100 },
-            help: "MCTS: a draw's value for the engine, -100 (a loss) .. 100 (a win) as Lc0; negative avoids draws (contempt)",
+            help: "A draw's value for the engine, -100 (a loss) .. 100 (a win) as Lc0; negative avoids draws such as repetitions (contempt), in both search modes",
         },
         OptionDecl {
             name: MINIBATCH_SIZE.name,
