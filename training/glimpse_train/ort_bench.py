@@ -19,7 +19,6 @@ import time
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
 
 from .onnx_graph import ort_session
 
@@ -63,22 +62,9 @@ def time_models(paths: list[str], rows: int, reps: int, threads: int, rounds: in
 
 def matmul_rate(m: int, d: int, reps: int, threads: int) -> float:
     """GFLOP/s of one ORT MatMul [m, d]·[d, 4d] (float32)."""
-    w = numpy_helper.from_array(np.random.default_rng(0).standard_normal((d, 4 * d)).astype(np.float32), "w")
-    g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "mm",
-                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [m, d])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [m, 4 * d])], [w])
-    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    sess = ort_session(model.SerializeToString(), threads)
-    x = np.random.default_rng(1).standard_normal((m, d)).astype(np.float32)
-    for _ in range(2):
-        sess.run(["y"], {"x": x})
-    ts = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        sess.run(["y"], {"x": x})
-        ts.append(time.perf_counter() - t)
-    return 2.0 * m * d * 4 * d / statistics.median(ts) / 1e9
+    from .ort_profile import matmul_rate as rate
+
+    return rate(m, d, 4 * d, reps, threads)
 
 
 def main(argv=None) -> int:
