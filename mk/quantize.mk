@@ -36,8 +36,8 @@ test-models-int8: test-models
 
 test-rust: test-models-int8
 
-# quantize.py: metadata, refusals, the shipped twin's source hash (training/tests/test_quantize.py).
+# quantize.py: metadata, refusals, the shipped twin's source hash (training/tests/test_quantize.py); ort_profile.py (make profile).
 test-quantize: $(VENV_STAMP)
-	cd training && GLIMPSE_SHARED=$(ABS_SHARED) ../$(PY) -m pytest -q tests/test_quantize.py
+	cd training && GLIMPSE_SHARED=$(ABS_SHARED) ../$(PY) -m pytest -q tests/test_quantize.py tests/test_ort_profile.py
 
 test-training: test-quantize
