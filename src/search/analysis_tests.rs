@@ -93,15 +93,19 @@ fn ranking_is_by_value_then_action() {
     assert_eq!(ranked(&a), vec![1, 2, 0]);
 }
 
-#[test]
-fn move_choice_policy_ranks_by_the_policy_with_the_rules() {
-    let with = |action: u16, q: f32, p: f32, rep: bool| MoveScore {
+/// A move with a policy value; a repetition gets the rule's 0.5 as its reported value.
+fn with(action: u16, q: f32, p: f32, rep: bool) -> MoveScore {
+    MoveScore {
         policy: Some(p),
         repetition: rep,
         win_prob: if rep { REPETITION_VALUE } else { q },
         raw_win_prob: q,
         ..score(action, q)
-    };
+    }
+}
+
+#[test]
+fn move_choice_policy_ranks_by_the_policy_with_the_rules() {
     let mut a = Analysis {
         moves: vec![
             with(1, 0.7, 0.2, false),
@@ -137,13 +141,6 @@ fn move_choice_policy_ranks_by_the_policy_with_the_rules() {
 fn draw_score_steers_repetitions_in_both_move_choices() {
     // The side to move sees every move as a little worse than level (Q 0.45, 0.40) but one repeats
     // the position: a draw, 0.5 at DrawScore 0.
-    let with = |action: u16, q: f32, p: f32, rep: bool| MoveScore {
-        policy: Some(p),
-        repetition: rep,
-        win_prob: if rep { REPETITION_VALUE } else { q },
-        raw_win_prob: q,
-        ..score(action, q)
-    };
     let mut a = Analysis {
         moves: vec![
             with(1, 0.45, 0.3, false),

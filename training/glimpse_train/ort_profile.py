@@ -86,19 +86,22 @@ def matmul_rate(m: int, k: int, n: int, reps: int, threads: int) -> float:
     return 2.0 * m * k * n / statistics.median(ts) / 1e9
 
 
-def wall_ms(path: str, rows: int, reps: int, threads: int) -> float:
-    """Median wall ms of one unprofiled run of ``rows`` positions (after a warm-up)."""
-    meta = {p.key: p.value for p in onnx.load(path, load_external_data=False).metadata_props}
-    sess = ort_session(path, threads)
-    f = feeds(rows, int(meta.get("glimpse.pad_action", "0")))
+def median_run_ms(sess, feed: dict[str, np.ndarray], reps: int) -> float:
+    """Median wall ms of ``reps`` runs of ``sess`` on ``feed`` after 5 warm-up runs."""
     for _ in range(5):
-        sess.run(None, f)
+        sess.run(None, feed)
     ts = []
     for _ in range(reps):
         t = time.perf_counter()
-        sess.run(None, f)
+        sess.run(None, feed)
         ts.append(time.perf_counter() - t)
     return statistics.median(ts) * 1e3
+
+
+def wall_ms(path: str, rows: int, reps: int, threads: int) -> float:
+    """Median wall ms of one unprofiled run of ``rows`` positions (after a warm-up)."""
+    meta = {p.key: p.value for p in onnx.load(path, load_external_data=False).metadata_props}
+    return median_run_ms(ort_session(path, threads), feeds(rows, int(meta.get("glimpse.pad_action", "0"))), reps)
 
 
 def profile(path: str, rows: int, reps: int, threads: int) -> dict:
@@ -119,14 +122,7 @@ def profile(path: str, rows: int, reps: int, threads: int) -> dict:
         names = [i.name for i in sess.get_inputs()]
         if names != ["tokens", "actions"]:
             raise SystemExit(f"{path}: inputs {names}, expected the one-pass tokens/actions pair")
-        f = feeds(rows, int(meta.get("glimpse.pad_action", "0")))
-        for _ in range(5):
-            sess.run(None, f)
-        ts = []
-        for _ in range(reps):
-            t = time.perf_counter()
-            sess.run(None, f)
-            ts.append(time.perf_counter() - t)
+        profiled_ms = median_run_ms(sess, feeds(rows, int(meta.get("glimpse.pad_action", "0"))), reps)
         prof = sess.end_profiling()
         with open(prof) as fh:
             events = json.load(fh)
@@ -142,7 +138,7 @@ def profile(path: str, rows: int, reps: int, threads: int) -> dict:
             nodes[op].add(e["name"])
     runs = max(runs, 1)
     ops = {op: [ms / runs, len(nodes[op])] for op, ms in per_op.items()}
-    return {"wall_ms": wall_ms(path, rows, reps, threads), "profiled_ms": statistics.median(ts) * 1e3,
+    return {"wall_ms": wall_ms(path, rows, reps, threads), "profiled_ms": profiled_ms,
             "kernel_ms": sum(v[0] for v in ops.values()),
             "ops": ops, "meta": meta, "runs": runs}
 
