@@ -1,5 +1,9 @@
-//! Embeds `weights/glimpse-l6d128-c2.onnx` (the default net; keep in step with
-//! `EMBEDDED_PATH` in `src/weights.rs`) into the binary when it exists (see `src/weights.rs`).
+//! Embeds the default net into the binary when it exists (see `src/weights.rs`).
+//!
+//! The default net's file name is the one line of `weights/DEFAULT` (for example
+//! `glimpse-l6d128-c7.onnx`); shipping a new net changes that line and nothing else in the code.
+//! The name reaches the crate as `GLIMPSE_DEFAULT_NET`; the bytes as `EMBEDDED_NET` (empty when
+//! the file is absent, so a build without weights still works and asks for `WeightsFile`).
 
 use std::env;
 use std::fs;
@@ -8,9 +12,17 @@ use std::path::PathBuf;
 fn main() {
     let manifest =
         PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
-    let net = manifest.join("weights").join("glimpse-l6d128-c2.onnx");
+    let pointer = manifest.join("weights").join("DEFAULT");
     println!("cargo:rerun-if-changed=weights");
+    println!("cargo:rerun-if-changed={}", pointer.display());
+    let name = fs::read_to_string(&pointer)
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty() && !s.contains('/') && !s.contains('\\'))
+        .unwrap_or_else(|| "glimpse-default.onnx".to_string());
+    let net = manifest.join("weights").join(&name);
     println!("cargo:rerun-if-changed={}", net.display());
+    println!("cargo:rustc-env=GLIMPSE_DEFAULT_NET={name}");
     let out =
         PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("embedded_weights.rs");
     let code = if net.is_file() {

@@ -1,14 +1,14 @@
 # int8 twins (issue 15): ONNX Runtime's dynamic quantisation of a float32 net
 # (training/glimpse_train/quantize.py; the choice of settings and the measurements: weights/README.md).
 #
-#   make quantize                          weights/glimpse-l6d128-c2.onnx -> weights/glimpse-l6d128-c2-int8.onnx
+#   make quantize                          the default net (weights/DEFAULT) -> its twin <stem>-int8.onnx beside it
 #   make quantize NET=a.onnx [OUT=b.onnx]  another net (OUT defaults to a-int8.onnx beside it)
 #   make quantize QUANTIZE_ARGS='--heldout'            also the held-out action accuracy of both
 #   make bench-int8 [NET=a.onnx] [MCTS=400]            glimpse bench of NET and its twin, back to back
 #   make profile [NET=a.onnx] [ROWS='1 32']            ORT operator profile of NET, MatMul at its shapes
 #
 # OUT is read only from the command line (mk/measure.mk gives OUT a default of its own).
-NET ?= weights/glimpse-l6d128-c2.onnx
+NET ?= weights/$(strip $(file < weights/DEFAULT))
 QUANTIZE_OUT = $(if $(filter command line,$(origin OUT)),$(OUT),$(NET:.onnx=-int8.onnx))
 QUANTIZE_ARGS ?=
 

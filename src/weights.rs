@@ -1,13 +1,14 @@
 //! The embedded default network.
 //!
-//! `build.rs` embeds `weights/glimpse-l6d128-c2.onnx` (the campaign's one-pass net, issue 13) with `include_bytes!` when that file exists at
-//! build time, so the binary alone plays. Without it the slice is empty and the engine asks for
+//! `build.rs` embeds the net named by `weights/DEFAULT` (today `glimpse-l6d128-c7.onnx`, the
+//! campaign's one-pass net, issue 13) with `include_bytes!` when that file exists at build time, so
+//! the binary alone plays. Without it the slice is empty and the engine asks for
 //! `setoption name WeightsFile value <file.onnx>`.
 
 include!(concat!(env!("OUT_DIR"), "/embedded_weights.rs"));
 
-/// Name of the embedded file in the source tree.
-pub const EMBEDDED_PATH: &str = "weights/glimpse-l6d128-c2.onnx";
+/// Name of the embedded file in the source tree (`weights/` + the line of `weights/DEFAULT`).
+pub const EMBEDDED_PATH: &str = concat!("weights/", env!("GLIMPSE_DEFAULT_NET"));
 
 /// The embedded network, or `None` when the binary was built without one.
 pub fn embedded() -> Option<&'static [u8]> {
@@ -18,7 +19,7 @@ pub fn embedded() -> Option<&'static [u8]> {
     }
 }
 
-/// The embedded net's file name (`glimpse-l6d128-c2.onnx`), as `id`-like text for start-up notes.
+/// The embedded net's file name (the line of `weights/DEFAULT`), as `id`-like text for start-up notes.
 pub fn embedded_name() -> &'static str {
     EMBEDDED_PATH.rsplit('/').next().unwrap_or(EMBEDDED_PATH)
 }

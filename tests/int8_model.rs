@@ -133,10 +133,13 @@ fn the_tiny_twins_q_stays_close_to_its_source() {
 
 #[test]
 fn the_shipped_twin_of_the_default_net_is_close_to_it() {
-    let twin_path = weights("glimpse-l6d128-c2-int8.onnx");
+    // The default net (the line of weights/DEFAULT) and its twin `<stem>-int8.onnx` beside it.
+    let default = glimpse::weights::embedded_name();
+    let twin_name = format!("{}-int8.onnx", default.trim_end_matches(".onnx"));
+    let twin_path = weights(&twin_name);
     let mut twin = load(&twin_path);
     assert_eq!(twin.info().precision, Precision::Int8);
-    let mut src = load(&weights("glimpse-l6d128-c2.onnx"));
+    let mut src = load(&weights(default));
     assert_eq!(twin.info().kind, src.info().kind);
     let c = closeness(&mut src, &mut twin, &POSITIONS);
     assert!(c.max_dq > 1e-4, "the twin computes exactly as its source");

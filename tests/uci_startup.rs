@@ -41,7 +41,7 @@ fn id_name_carries_the_crate_version_and_the_net_is_named() {
         "start-up note without the version: {note}"
     );
     assert!(
-        note.contains("glimpse-l6d128-c2.onnx") || note.contains("no embedded network"),
+        note.contains(glimpse::weights::embedded_name()) || note.contains("no embedded network"),
         "start-up note does not name the net: {note}"
     );
     assert!(e.quit());

@@ -207,6 +207,16 @@ class EngineInfo:
                 f"{unsupported}")
 
 
+def default_net() -> Path | None:
+    """``weights/<name>`` of the default net, ``name`` being the one line of ``weights/DEFAULT`` (the file
+    ``build.rs`` embeds); ``None`` when ``weights/DEFAULT`` is missing or empty."""
+    try:
+        name = (REPO_ROOT / "weights" / "DEFAULT").read_text().strip()
+    except OSError:
+        return None
+    return REPO_ROOT / "weights" / name if name else None
+
+
 def sha256_file(path: str | Path) -> str | None:
     """Hex sha256 of a file, or None if it cannot be read."""
     try:
@@ -287,11 +297,11 @@ def engine_info(spec: EngineSpec, protocol: RecordingUciProtocol) -> EngineInfo:
             digest = sha256_file(value)
             break
     if digest is None and not weights and id_name.lower().startswith("glimpse"):
-        # The default net is weights/glimpse-l6d128-c2.onnx embedded at build time: name that file's hash
+        # The default net (named by weights/DEFAULT) is embedded at build time: name that file's hash
         # unless the engine reports one itself (below).
-        net = REPO_ROOT / "weights" / "glimpse-l6d128-c2.onnx"
-        if net.exists() and Path(spec.command[0]).resolve().is_relative_to(REPO_ROOT):
-            weights = "embedded (weights/glimpse-l6d128-c2.onnx at build time)"
+        net = default_net()
+        if net is not None and net.exists() and Path(spec.command[0]).resolve().is_relative_to(REPO_ROOT):
+            weights = f"embedded (weights/{net.name} at build time)"
             digest = sha256_file(net)
     if not weights or weights.startswith("embedded"):
         for line in protocol.info_strings:

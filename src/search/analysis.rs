@@ -29,7 +29,7 @@ pub enum MoveChoice {
 
 /// The `MoveChoice` values, in option order.
 pub const MOVE_CHOICES: &[&str] = &["q", "policy"];
-/// The `MoveChoice` default: `policy`. On the default net (`glimpse-l6d128-c2`) the policy head
+/// The `MoveChoice` default: `policy`. On `glimpse-l6d128-c2` (the default net when it was measured) the policy head
 /// picks Stockfish's best move in 24.8 % of the 5,761 held-out positions against 22.7 % for argmax
 /// Q, and solves 26.6 % of the 2,893 Lichess puzzles against 25.2 % (71 puzzles solved only by
 /// `policy`, 31 only by `q`: McNemar p = 1e-4); `weights/README.md` has the commands. (The enum's

@@ -41,6 +41,14 @@ def quick_match(spec_a, spec_b, tc, games=2, **kw) -> dict:
 
 
 class StatisticsTest(unittest.TestCase):
+    def test_default_net_is_the_file_weights_default_names(self) -> None:
+        net = el.default_net()
+        self.assertIsNotNone(net, "weights/DEFAULT is missing or empty")
+        self.assertEqual(net.parent, el.REPO_ROOT / "weights")
+        self.assertEqual(net.name, (el.REPO_ROOT / "weights" / "DEFAULT").read_text().strip())
+        self.assertTrue(net.is_file(), f"weights/DEFAULT names {net.name}, which is not in weights/")
+        self.assertEqual(net.suffix, ".onnx")
+
     def test_elo_from_score(self) -> None:
         self.assertAlmostEqual(el.elo_from_score(0.5), 0.0)
         self.assertAlmostEqual(el.elo_from_score(0.75), 190.848, places=2)

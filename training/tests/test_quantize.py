@@ -14,8 +14,10 @@ import pytest
 from glimpse_train import quantize as q
 
 WEIGHTS = os.path.join(os.path.dirname(__file__), "..", "..", "weights")
-SHIPPED = os.path.join(WEIGHTS, "glimpse-l6d128-c2.onnx")
-SHIPPED_TWIN = os.path.join(WEIGHTS, "glimpse-l6d128-c2-int8.onnx")
+with open(os.path.join(WEIGHTS, "DEFAULT")) as _f:
+    DEFAULT_NET = _f.read().strip()  # the default net's file name (one line)
+SHIPPED = os.path.join(WEIGHTS, DEFAULT_NET)
+SHIPPED_TWIN = os.path.join(WEIGHTS, DEFAULT_NET.removesuffix(".onnx") + "-int8.onnx")
 
 
 def meta(path: str) -> dict[str, str]:
