@@ -41,6 +41,9 @@ pub const STARTPOS_FEN: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQ
 
 /// How long `quit` waits for a running network pass before the process exits anyway.
 pub const SHUTDOWN_WAIT: Duration = Duration::from_secs(2);
+/// How long `isready` waits for a `ucinewgame` reset or an answered search to finish before it
+/// answers anyway.
+pub const READY_WAIT: Duration = Duration::from_secs(5);
 
 /// Whether the reader loop goes on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -190,8 +193,11 @@ impl Engine {
                     self.rng = Rng::new(seed);
                 }
                 self.set_position(StartPosition::StartPos, Vec::new());
-                // The search's state (MCTS tree and cache) belongs to the old game.
-                self.search.new_game();
+                // The search's state (MCTS tree and cache) belongs to the old game; the new
+                // game's search prepares now (MCTS takes its `Hash` memory off the clock).
+                let settings = self.options.settings();
+                self.sync_search_mode(&settings.search_mode);
+                self.search.new_game(&settings);
             }
             Command::Position { start, moves } => self.set_position(start, moves),
             Command::Go(go) => self.go(go),
@@ -223,6 +229,13 @@ impl Engine {
     }
 
     fn is_ready(&mut self) {
+        // A `ucinewgame` reset (MCTS allocating its `Hash`) or a search that has already answered
+        // is about to finish: wait for it (bounded), as GUIs send `isready` after `ucinewgame` for
+        // that. A search still thinking is not waited for.
+        let deadline = Instant::now() + READY_WAIT;
+        while self.search.busy() && !self.search.searching() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         if !self.search.busy() {
             // No search in flight: the network is free to load (the reply waits for it).
             let key = self.options.settings().load_key();
@@ -352,6 +365,15 @@ impl Engine {
         found
     }
 
+    /// Makes the current search the one `SearchMode` names (at `go` and `ucinewgame`); the previous
+    /// search answers before the new one starts.
+    fn sync_search_mode(&mut self, mode: &str) {
+        if self.search.name() != mode {
+            self.search.wait();
+            self.search = Self::make_search(mode, &self.net, &self.out);
+        }
+    }
+
     fn go(&mut self, go: GoParams) {
         if self.search.searching() {
             self.out
@@ -359,11 +381,7 @@ impl Engine {
         }
         self.search.stop();
         let settings = self.options.settings();
-        if self.search.name() != settings.search_mode {
-            // The previous search answers before the new one starts.
-            self.search.wait();
-            self.search = Self::make_search(&settings.search_mode, &self.net, &self.out);
-        }
+        self.sync_search_mode(&settings.search_mode);
         let searchmoves = self.resolve_searchmoves(&go.searchmoves);
         let decay = settings.temp_decay_moves;
         let temperature = if decay == 0 || self.game.position().fullmoves().get() <= decay {

@@ -204,7 +204,9 @@ fn searchmoves_restrict_the_choice() {
 #[test]
 fn a_clock_is_respected_and_the_tree_is_reused() {
     let mut e = mcts_engine("tiny_mav.onnx");
+    // As GUIs do: `isready` after `ucinewgame` waits while MCTS takes its `Hash` memory.
     e.send("ucinewgame");
+    e.ready();
     e.send("position startpos");
     let t = Instant::now();
     let lines = e.go("wtime 3000 btime 3000 winc 0 binc 0");

@@ -96,8 +96,10 @@ pub trait Search: Send {
     /// not touch the network.
     fn busy(&self) -> bool;
 
-    /// `ucinewgame`: forget what belongs to the old game (MCTS tree and cache).
-    fn new_game(&mut self);
+    /// `ucinewgame`: forget what belongs to the old game (MCTS tree and cache) and prepare for the
+    /// next one with `settings` (MCTS takes its `Hash` memory now, off the clock). Runs on the
+    /// search thread; `isready` waits for it.
+    fn new_game(&mut self, settings: &Settings);
 
     /// Stops the search and waits at most `limit` for the thread to go idle (`quit`).
     fn shutdown(&mut self, limit: std::time::Duration);

@@ -16,6 +16,7 @@ use super::{request_fallback, Search, SearchRequest};
 use crate::model::runtime::panic_message;
 use crate::model::{NetworkSlot, Note, SharedNetwork};
 use crate::time::{self, Deadlines, TimeManager};
+use crate::uci::options::Settings;
 use crate::uci::out::Out;
 use crate::uci::output::{BestMove, Info};
 use crossbeam_channel::{unbounded, Receiver, Sender};
@@ -67,8 +68,8 @@ pub trait Algorithm: Send + 'static {
         sink: &SearchSink,
     ) -> Result<Outcome, SearchError>;
 
-    /// `ucinewgame`: drop state that belongs to the old game.
-    fn new_game(&mut self) {}
+    /// `ucinewgame`: drop state that belongs to the old game; prepare for the next with `settings`.
+    fn new_game(&mut self, _settings: &Settings) {}
 }
 
 enum Job {
@@ -80,7 +81,7 @@ enum Job {
         /// The clock starts when the network is ready (see [`SearchRequest::net_ready`]).
         deferred: bool,
     },
-    NewGame,
+    NewGame(Box<Settings>),
 }
 
 /// The search the engine last started.
@@ -280,8 +281,8 @@ impl Search for Runner {
         self.pending.load(Ordering::SeqCst) > 0
     }
 
-    fn new_game(&mut self) {
-        self.send(Job::NewGame);
+    fn new_game(&mut self, settings: &Settings) {
+        self.send(Job::NewGame(Box::new(settings.clone())));
     }
 
     fn shutdown(&mut self, limit: Duration) {
@@ -316,7 +317,7 @@ impl<A: Algorithm> Worker<A> {
             self.released = false;
             let answer = match &job {
                 Job::Search { sink, fallback, .. } => Some((sink.clone(), fallback.clone())),
-                Job::NewGame => None,
+                Job::NewGame(_) => None,
             };
             if let Err(p) = catch_unwind(AssertUnwindSafe(|| self.job(job))) {
                 let msg = format!(
@@ -337,8 +338,8 @@ impl<A: Algorithm> Worker<A> {
 
     fn job(&mut self, job: Job) {
         match job {
-            Job::NewGame => {
-                self.algorithm.new_game();
+            Job::NewGame(settings) => {
+                self.algorithm.new_game(&settings);
                 self.release();
             }
             Job::Search {

@@ -98,9 +98,13 @@ impl Algorithm for Mcts {
         "mcts"
     }
 
-    fn new_game(&mut self) {
+    fn new_game(&mut self, settings: &Settings) {
         self.tree = None;
+        self.cache
+            .set_budget(settings.hash_mb.saturating_mul(1 << 20));
         self.cache.clear();
+        // Take the `Hash` memory now, between games, rather than on the first move's clock.
+        self.cache.reserve();
     }
 
     /// Searches until a limit, `stop`, or a proof; prints progress every [`INFO_INTERVAL`]. A
