@@ -17,7 +17,7 @@ WEIGHTS = os.path.join(os.path.dirname(__file__), "..", "..", "weights")
 with open(os.path.join(WEIGHTS, "DEFAULT")) as _f:
     DEFAULT_NET = _f.read().strip()  # the default net's file name (one line)
 SHIPPED = os.path.join(WEIGHTS, DEFAULT_NET)
-SHIPPED_TWIN = os.path.join(WEIGHTS, DEFAULT_NET.removesuffix(".onnx") + "-int8.onnx")
+SHIPPED_TWIN = q.default_out(SHIPPED)  # its int8 twin beside it, as `make quantize` names it
 
 
 def meta(path: str) -> dict[str, str]:
