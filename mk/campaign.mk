@@ -27,12 +27,14 @@ test-training: test-campaign
 # Ship by SPRT (issue 13): the campaign's best net (or CANDIDATE=file.onnx) against the current embedded
 # default, both searchless at equal time, until the SPRT (elo0 0, elo1 10, alpha = beta = 0.05) decides.
 # Only an accepted H1 lets the candidate replace the default (copy it to weights/ under its own name and
-# record the result in weights/README.md).
+# record the result in weights/README.md). SPRT_MODE=mcts plays both sides with MCTS instead (issue 15's
+# int8-vs-fp32 match at equal time).
 CANDIDATE ?= training/runs/$(CAMPAIGN_RUN)/best.onnx
 SPRT_TC ?= 5+0.05
 SPRT_GAMES ?= 2000
+SPRT_MODE ?= searchless
 sprt-candidate: build $(VENV_STAMP)
-	$(PY) tools/match.py --a glimpse --a-option WeightsFile=$(abspath $(CANDIDATE)) --a-name candidate \
-	  --b glimpse --b-name default --tc '$(SPRT_TC)' --games $(SPRT_GAMES) --concurrency 2 --sprt 0 10 \
+	$(PY) tools/match.py --a glimpse --a-option WeightsFile=$(abspath $(CANDIDATE)) --a-option SearchMode=$(SPRT_MODE) \
+	  --a-name candidate --b glimpse --b-option SearchMode=$(SPRT_MODE) --b-name default --tc '$(SPRT_TC)' --games $(SPRT_GAMES) --concurrency 2 --sprt 0 10 \
 	  --book '$(BOOK)' --seed $(SEED) --pgn '$(OUT).pgn' --json '$(OUT).json'
 .PHONY: sprt-candidate
