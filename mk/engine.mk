@@ -33,7 +33,7 @@ valgrind: build test-models
 	$(ORT_ENV) cargo test --release --lib --test prop_invariants --no-run 2>&1 | tee $(VALGRIND_OUT)/build.log
 	set -e; for exe in $$(grep -o '(target/release/deps/[^)]*)' $(VALGRIND_OUT)/build.log | tr -d '()'); do \
 	  name=$$(basename $$exe); echo "valgrind: $$exe"; \
-	  $(ORT_ENV) PROPTEST_CASES=$(VALGRIND_PROPTEST_CASES) valgrind $(VALGRIND_FLAGS) \
+	  $(ORT_ENV) PROPTEST_CASES=$(VALGRIND_PROPTEST_CASES) GLIMPSE_TEST_TIME_SCALE=20 valgrind $(VALGRIND_FLAGS) \
 	    --log-file=$(VALGRIND_OUT)/$$name.log $$exe --test-threads=2 -q \
 	    || { tail -40 $(VALGRIND_OUT)/$$name.log; exit 1; }; \
 	  grep 'ERROR SUMMARY' $(VALGRIND_OUT)/$$name.log; done
