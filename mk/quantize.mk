@@ -8,7 +8,9 @@
 #   make profile [NET=a.onnx] [ROWS='1 32']            ORT operator profile of NET, MatMul at its shapes
 #
 # OUT is read only from the command line (mk/measure.mk gives OUT a default of its own).
-NET ?= weights/$(strip $(file < weights/DEFAULT))
+# The float32 source of the default net: weights/DEFAULT names the embedded file, which may be an int8 twin.
+DEFAULT_NET := weights/$(strip $(file < weights/DEFAULT))
+NET ?= $(DEFAULT_NET:-int8.onnx=.onnx)
 QUANTIZE_OUT = $(if $(filter command line,$(origin OUT)),$(OUT),$(NET:.onnx=-int8.onnx))
 QUANTIZE_ARGS ?=
 

@@ -133,13 +133,21 @@ fn the_tiny_twins_q_stays_close_to_its_source() {
 
 #[test]
 fn the_shipped_twin_of_the_default_net_is_close_to_it() {
-    // The default net (the line of weights/DEFAULT) and its twin `<stem>-int8.onnx` beside it.
+    // The default net (the line of weights/DEFAULT): when it is an int8 twin `<stem>-int8.onnx`, its
+    // float32 source `<stem>.onnx` lies beside it; when it is float32, its twin does.
     let default = glimpse::weights::embedded_name();
-    let twin_name = format!("{}-int8.onnx", default.trim_end_matches(".onnx"));
+    let (src_name, twin_name) = match default.strip_suffix("-int8.onnx") {
+        Some(stem) => (format!("{stem}.onnx"), default.to_string()),
+        None => (
+            default.to_string(),
+            format!("{}-int8.onnx", default.trim_end_matches(".onnx")),
+        ),
+    };
     let twin_path = weights(&twin_name);
     let mut twin = load(&twin_path);
     assert_eq!(twin.info().precision, Precision::Int8);
-    let mut src = load(&weights(default));
+    let mut src = load(&weights(&src_name));
+    assert_eq!(src.info().precision, Precision::Fp32);
     assert_eq!(twin.info().kind, src.info().kind);
     let c = closeness(&mut src, &mut twin, &POSITIONS);
     assert!(c.max_dq > 1e-4, "the twin computes exactly as its source");

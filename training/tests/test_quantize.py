@@ -15,9 +15,11 @@ from glimpse_train import quantize as q
 
 WEIGHTS = os.path.join(os.path.dirname(__file__), "..", "..", "weights")
 with open(os.path.join(WEIGHTS, "DEFAULT")) as _f:
-    DEFAULT_NET = _f.read().strip()  # the default net's file name (one line)
-SHIPPED = os.path.join(WEIGHTS, DEFAULT_NET)
-SHIPPED_TWIN = q.default_out(SHIPPED)  # its int8 twin beside it, as `make quantize` names it
+    DEFAULT_NET = _f.read().strip()  # the embedded net's file name (one line): a float32 net or its int8 twin
+# The float32 source of the default net and its int8 twin beside it, as `make quantize` names it.
+SHIPPED = os.path.join(WEIGHTS, DEFAULT_NET.removesuffix("-int8.onnx") + ".onnx"
+                       if DEFAULT_NET.endswith("-int8.onnx") else DEFAULT_NET)
+SHIPPED_TWIN = q.default_out(SHIPPED)
 
 
 def meta(path: str) -> dict[str, str]:
