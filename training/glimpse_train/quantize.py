@@ -1,7 +1,7 @@
 """An int8 twin of a Glimpse network (``make quantize``; issue 15).
 
-    python -m glimpse_train.quantize --net ../weights/glimpse-l6d128-c11.onnx \
-        [--out ../weights/glimpse-l6d128-c11-int8.onnx] [--weight-type qint8|quint8] [--per-channel] \
+    python -m glimpse_train.quantize --net ../weights/glimpse-l6d128-c14.onnx \
+        [--out ../weights/glimpse-l6d128-c14-int8.onnx] [--weight-type qint8|quint8] [--per-channel] \
         [--op-types MatMul ...] \
         [--check 64] [--heldout --shared ../../shared]
 
