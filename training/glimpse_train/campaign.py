@@ -11,8 +11,10 @@ One cycle:
 2. **Train** for ``train_minutes``: the one-pass trainer over every label file (shared + store), resuming
    from ``training/runs/<run>/ckpt.pkl`` (checkpoints every ``ckpt_seconds`` ≤ 15 min and on SIGTERM);
    with no checkpoint it starts from the committed ``training/campaign/<run>.onnx`` (``onnx_import``),
-   else from scratch. The learning rate stays at its peak after warm-up (``steps`` is huge); the EMA of
-   the weights is what is exported and measured.
+   else from scratch. The learning rate stays at its peak after warm-up (``steps`` is huge) except in the
+   last ``decay_frac`` of each train phase, where it decays linearly to ``decay_to`` × peak (warmup-stable-
+   decay; ``decay_scale``); the next phase starts at the peak again. The EMA of the weights is what is
+   exported and measured.
 3. **Export** the EMA weights to ONNX (ORT checked against JAX), **evaluate** through ONNX Runtime on the
    fixed held-out split (positions of ``../shared/data/labels`` whose key hashes into the 3 % validation
    set; never trained on): action accuracy (argmax expected win probability is a Stockfish-best move) and
@@ -65,6 +67,8 @@ class CampaignConfig:
     run: str = "campaign-l6d128"
     label_minutes: float = 10.0
     train_minutes: float = 20.0
+    decay_frac: float = 0.25  # last share of each train phase in which the learning rate decays (0 = never)
+    decay_to: float = 0.05  # learning-rate multiplier reached at the end of the train phase
     shard_minutes: float = 3.0
     workers: int = 2
     chunk: int = 24
@@ -129,6 +133,20 @@ def save_state(path: str, st: dict) -> None:
     with open(tmp, "w") as f:
         json.dump(st, f, indent=1)
     os.replace(tmp, path)
+
+
+def decay_scale(elapsed: float, total: float, frac: float, to: float) -> float:
+    """Learning-rate multiplier ``elapsed`` seconds into a train phase of ``total`` seconds: 1 until the
+    last ``frac`` of the phase, then linear down to ``to`` at its end (and ``to`` after it); the stable
+    phase of the next cycle starts again at 1 (warmup-stable-decay, Hägele et al. 2024, §3; MiniCPM, Hu et
+    al. 2024, §4). ``frac <= 0`` never decays."""
+    if frac <= 0 or total <= 0:
+        return 1.0
+    start = total * (1.0 - min(frac, 1.0))
+    if elapsed <= start:
+        return 1.0
+    x = min((elapsed - start) / (total - start), 1.0)
+    return 1.0 + (to - 1.0) * x
 
 
 # ---------------------------------------------------------------------------------------- positions
@@ -444,9 +462,12 @@ class Campaign:
         return CampaignTrainer(tcfg, self.run_dir, ds, self.log)
 
     def train_phase(self, ds) -> dict:
-        deadline = time.time() + self.cfg.train_minutes * 60
+        c = self.cfg
+        t0 = time.time()
+        deadline = t0 + c.train_minutes * 60
         tr = self.trainer(ds)
-        st = tr.run(lambda: self.stop() or time.time() > deadline)
+        st = tr.run(lambda: self.stop() or time.time() > deadline,
+                    lr_scale=lambda: decay_scale(time.time() - t0, c.train_minutes * 60, c.decay_frac, c.decay_to))
         return {"step": st["step"], "params": st["ema"], "trainer": tr}
 
     # ------------------------------------------------------------------ export / evaluate / gate / record

@@ -57,9 +57,12 @@ class TrainerBase:
         self.opt = optax.chain(optax.clip_by_global_norm(cfg.clip),
                                optax.adamw(self.sched, b1=0.9, b2=0.99, weight_decay=cfg.weight_decay, mask=mask))
 
-        def step(params, ema, opt_state, t, *arrays):
+        def step(params, ema, opt_state, t, lr_scale, *arrays):
             loss, grads = jax.value_and_grad(self.loss)(params, *arrays)
             updates, opt_state = self.opt.update(grads, opt_state, params)
+            # AdamW's update (weight decay included) is proportional to the learning rate, so scaling the
+            # update scales the learning rate: the hook for a caller's own decay phase (``run(lr_scale=…)``).
+            updates = jax.tree_util.tree_map(lambda u: lr_scale * u, updates)
             params = optax.apply_updates(params, updates)
             decay = jnp.minimum(cfg.ema, (1.0 + t) / (10.0 + t))
             ema = jax.tree_util.tree_map(lambda e, p: decay * e + (1 - decay) * p, ema, params)
@@ -141,9 +144,16 @@ class TrainerBase:
         return self.train_items[idx]
 
     # ---------------------------------------------------------------- loop
-    def run(self, stop_flag: Callable[[], bool] = lambda: False) -> dict:
+    def run(self, stop_flag: Callable[[], bool] = lambda: False,
+            lr_scale: Callable[[], float] = lambda: 1.0) -> dict:
         """Trains to ``cfg.steps`` (resuming from ``ckpt.pkl`` if present) or until ``stop_flag()``; returns
-        the final state dict (``step``, ``params``, ``ema``, ``opt_state``, ``train_seconds``)."""
+        the final state dict (``step``, ``params``, ``ema``, ``opt_state``, ``train_seconds``).
+
+        ``lr_scale()`` (read before every step, in [0, 1]) multiplies the schedule's learning rate: the
+        campaign's per-cycle decay phase (warmup-stable-decay, Hägele et al. 2024, "Scaling Laws and
+        Compute-Optimal Training Beyond Fixed Training Durations", §3). When it first drops below 1 the
+        state is checkpointed, so the EMA snapshot of the undecayed weights stays on disk
+        (``ema/step<N>.npz``) for comparison."""
         cfg, jnp = self.cfg, self.jnp
         os.makedirs(self.run_dir, exist_ok=True)
         if os.path.exists(self.ckpt_path()):
@@ -163,10 +173,18 @@ class TrainerBase:
         losses: list = []
         counts: dict[str, int] = {}
         with open(os.path.join(self.run_dir, "log.jsonl"), "a") as logf:
+            decaying = False
             while st["step"] < cfg.steps and not stop_flag():
+                scale = float(lr_scale())
+                if scale < 1.0 and not decaying:
+                    decaying = True
+                    self.save(st)
+                    last_ckpt = time.time()
+                    self.log(f"step {st['step']}: learning-rate decay phase begins (undecayed EMA snapshot saved)")
                 arrays, n = self.make_batch(self.step_items(st["step"]))
                 st["params"], st["ema"], st["opt_state"], loss = self._step(
-                    st["params"], st["ema"], st["opt_state"], np.float32(st["step"]), *map(jnp.asarray, arrays))
+                    st["params"], st["ema"], st["opt_state"], np.float32(st["step"]), np.float32(scale),
+                    *map(jnp.asarray, arrays))
                 losses.append(loss)
                 st["step"] += 1
                 for k, v in n.items():
@@ -175,7 +193,7 @@ class TrainerBase:
                     now = time.time()
                     st["train_seconds"] += now - t_int
                     rec = {"step": st["step"], "epoch": round(st["step"] * cfg.batch / ntrain, 4),
-                           self.items_name: st["step"] * cfg.batch, "lr": float(self.sched(st["step"])),
+                           self.items_name: st["step"] * cfg.batch, "lr": float(self.sched(st["step"])) * scale,
                            "train_loss": float(np.mean([float(x) for x in losses])),
                            **self.evaluate(st["ema"], vitems), **self.rates(counts, max(now - t_int, 1e-9)),
                            "train_seconds": round(st["train_seconds"], 1), "time": time.strftime("%Y-%m-%dT%H:%M:%S")}

@@ -351,3 +351,40 @@ def test_unlabelled_candidates_carry_over_to_the_next_label_phase(tmp_path, monk
     assert c2.label_phase() == 1, "only the carried position the store did not have yet"
     assert got and got[0] == asked[0] - 1
     assert not os.path.exists(c2.pending_path), "nothing left: the file is removed"
+
+
+def test_decay_scale_is_stable_then_linear_to_the_floor():
+    T = 1200.0
+    assert campaign.decay_scale(0, T, 0.25, 0.05) == 1.0
+    assert campaign.decay_scale(900, T, 0.25, 0.05) == 1.0  # the decay starts at 75 % of the phase
+    assert campaign.decay_scale(1050, T, 0.25, 0.05) == pytest.approx(0.525)
+    assert campaign.decay_scale(1200, T, 0.25, 0.05) == pytest.approx(0.05)
+    assert campaign.decay_scale(5000, T, 0.25, 0.05) == pytest.approx(0.05)  # a late last step stays at the floor
+    assert campaign.decay_scale(1199, T, 0.0, 0.05) == 1.0  # decay_frac 0: the old constant schedule
+    xs = [campaign.decay_scale(t, T, 0.5, 0.0) for t in range(0, 1300, 50)]
+    assert all(a >= b for a, b in zip(xs, xs[1:]))
+
+
+def test_train_phase_lr_scale_zero_freezes_weights_and_keeps_the_undecayed_snapshot(tmp_path):
+    c = _tiny_campaign(tmp_path)
+    tiny = dict(campaign.CAMPAIGN_MODEL, layers=1, dim=16, heads=2, head_dim=16, head_hidden=32, warmup=1,
+                ckpt_seconds=1e9, eval_every=10**6)
+    with open(os.path.join(c.run_dir, "config.json"), "w") as f:
+        json.dump(dict(tiny, kind="multi_action_value"), f)
+    a = tmp_path / "a.tsv.gz"
+    a.write_bytes(labelstore.gzip_bytes([labelstore.format_line(START, moves_of(START)),
+                                         labelstore.format_line(E4, moves_of(E4))]))
+    ds = MemDataset([str(a)], str(tmp_path / "cache"), log=lambda *_: None)
+
+    def steps(n, scale):
+        tr = c.trainer(ds)
+        calls = iter(range(n + 1))
+        st = tr.run(lambda: next(calls) >= n, lr_scale=lambda: scale)  # stops after n steps
+        return {k: np.asarray(v) for k, v in st["params"].items()}, st["step"]
+
+    p1, s1 = steps(3, 1.0)  # fresh run, full learning rate: weights move
+    p2, s2 = steps(3, 0.0)  # resumed, learning rate scaled to 0: weights stay where they were
+    assert s2 > s1
+    assert all(np.array_equal(p1[k], p2[k]) for k in p1)
+    snaps = sorted(os.listdir(os.path.join(c.run_dir, "ema")))
+    assert f"step{s1:07d}.npz" in snaps  # saved when the decay began, before any decayed step
