@@ -1,7 +1,7 @@
 //! Embeds the default net into the binary when it exists (see `src/weights.rs`).
 //!
 //! The default net's file name is the one line of `weights/DEFAULT` (for example
-//! `glimpse-l6d128-c14-int8.onnx`); shipping a new net changes that line and nothing else in the code.
+//! `glimpse-l6d128-c16-int8.onnx`); shipping a new net changes that line and nothing else in the code.
 //! The name reaches the crate as `GLIMPSE_DEFAULT_NET`; the bytes as `EMBEDDED_NET` (empty when
 //! the file is absent, so a build without weights still works and asks for `WeightsFile`).
 
