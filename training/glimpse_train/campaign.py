@@ -8,7 +8,8 @@ One cycle:
    FEN fields against every labelled position so far; labelled by Stockfish as Ray tasks
    (``raylabel``; ``RAY_ADDRESS`` for a cluster); a shard goes into the label store (``data/labels/``,
    committed) every ``shard_minutes``.
-2. **Train** for ``train_minutes``: the one-pass trainer over every label file (shared + store), resuming
+2. **Train** for ``train_minutes`` (``PhaseClock``: CPU time over cores, so pauses and matches at idle
+   priority do not eat the phase): the one-pass trainer over every label file (shared + store), resuming
    from ``training/runs/<run>/ckpt.pkl`` (checkpoints every ``ckpt_seconds`` ≤ 15 min and on SIGTERM);
    with no checkpoint it starts from the committed ``training/campaign/<run>.onnx`` (``onnx_import``),
    else from scratch. The learning rate stays at its peak after warm-up (``steps`` is huge) except in the
@@ -133,6 +134,26 @@ def save_state(path: str, st: dict) -> None:
     with open(tmp, "w") as f:
         json.dump(st, f, indent=1)
     os.replace(tmp, path)
+
+
+class PhaseClock:
+    """How far a train phase of ``budget`` seconds has got, counted in the CPU time this process used
+    (all its threads) divided by the machine's cores, so that time the trainer spends paused (SIGSTOP) or
+    starved (idle scheduling while a match runs) does not count. On an otherwise idle machine it runs at
+    about the wall clock. ``done()`` also ends the phase after ``wall_cap`` × ``budget`` wall seconds (a
+    GPU trainer uses little CPU). ``cpu`` and ``wall`` are the clocks (injectable for tests)."""
+
+    def __init__(self, budget: float, cores: int | None = None, wall_cap: float = 2.0,
+                 cpu=time.process_time, wall=time.monotonic):
+        self.budget, self.cores, self.wall_cap = budget, cores or os.cpu_count() or 1, wall_cap
+        self._cpu, self._wall = cpu, wall
+        self.cpu0, self.wall0 = cpu(), wall()
+
+    def elapsed(self) -> float:
+        return (self._cpu() - self.cpu0) / self.cores
+
+    def done(self) -> bool:
+        return self.elapsed() >= self.budget or self._wall() - self.wall0 >= self.wall_cap * self.budget
 
 
 def decay_scale(elapsed: float, total: float, frac: float, to: float) -> float:
@@ -463,11 +484,10 @@ class Campaign:
 
     def train_phase(self, ds) -> dict:
         c = self.cfg
-        t0 = time.time()
-        deadline = t0 + c.train_minutes * 60
+        clock = PhaseClock(c.train_minutes * 60)
         tr = self.trainer(ds)
-        st = tr.run(lambda: self.stop() or time.time() > deadline,
-                    lr_scale=lambda: decay_scale(time.time() - t0, c.train_minutes * 60, c.decay_frac, c.decay_to))
+        st = tr.run(lambda: self.stop() or clock.done(),
+                    lr_scale=lambda: decay_scale(clock.elapsed(), clock.budget, c.decay_frac, c.decay_to))
         return {"step": st["step"], "params": st["ema"], "trainer": tr}
 
     # ------------------------------------------------------------------ export / evaluate / gate / record

@@ -388,3 +388,17 @@ def test_train_phase_lr_scale_zero_freezes_weights_and_keeps_the_undecayed_snaps
     assert all(np.array_equal(p1[k], p2[k]) for k in p1)
     snaps = sorted(os.listdir(os.path.join(c.run_dir, "ema")))
     assert f"step{s1:07d}.npz" in snaps  # saved when the decay began, before any decayed step
+
+
+def test_phase_clock_counts_cpu_time_not_paused_wall_time():
+    now = {"cpu": 100.0, "wall": 5000.0}
+    clock = campaign.PhaseClock(600, cores=2, wall_cap=2.0, cpu=lambda: now["cpu"], wall=lambda: now["wall"])
+    now["wall"] += 900  # 15 minutes paused or starved: no CPU used
+    assert clock.elapsed() == 0 and not clock.done()
+    now["cpu"] += 2 * 599  # both cores busy for 599 s
+    assert clock.elapsed() == pytest.approx(599) and not clock.done()
+    now["cpu"] += 2
+    assert clock.done()
+    idle = campaign.PhaseClock(600, cores=2, wall_cap=2.0, cpu=lambda: now["cpu"], wall=lambda: now["wall"])
+    now["wall"] += 1200  # a trainer that uses no CPU (GPU) still ends at the wall cap
+    assert idle.done()
