@@ -102,3 +102,58 @@ def import_onepass(path: str) -> tuple[dict[str, np.ndarray], MAVConfig]:
         if k not in p or tuple(p[k].shape) != tuple(shape):
             raise ValueError(f"{path}: parameter {k} has shape {None if k not in p else p[k].shape}, expected {shape}")
     return {k: p[k] for k in want}, cfg
+
+
+def reexport(net: str, out: str, fused_attention: bool = True, positions: int = 16) -> dict:
+    """Writes ``net`` (a one-pass float32 file) again with today's exporter: the weights read back by
+    :func:`import_onepass`, the graph built by ``kinds.multi_action_value.build_model`` (with ONNX
+    Runtime's fused ``MultiHeadAttention`` when ``fused_attention``, else plain ONNX operators), the source's
+    ``glimpse.description`` kept. Checks both files on ``positions`` random-play positions (every legal
+    move) and returns ``{"out", "max_abs_diff"}`` (the largest difference of any output).
+
+    Raises ``ValueError`` for a file that is not a float32 one-pass net, or when the outputs differ by
+    more than 1e-4."""
+    import onnx
+
+    from .kinds.multi_action_value import build_model
+    from .onnx_graph import ort_session
+    from .quantize import random_positions, tokens_actions
+
+    meta = read_meta(net)
+    if meta.get("glimpse.precision", "fp32") != "fp32":
+        raise ValueError(f"{net}: glimpse.precision is {meta['glimpse.precision']!r}; re-export the float32 source")
+    params, cfg = import_onepass(net)
+    model = build_model(params, cfg, meta.get("glimpse.description", ""), fused_attention=fused_attention)
+    onnx.save(model, out)
+    feed = dict(zip(("tokens", "actions"), tokens_actions(random_positions(positions, seed=1))))
+    a, b = ort_session(net), ort_session(out)
+    names = [o.name for o in a.get_outputs()]
+    diff = max(float(np.abs(x - y).max()) for x, y in zip(a.run(names, feed), b.run(names, feed)))
+    if diff > 1e-4:
+        raise ValueError(f"{out}: outputs differ from {net} by {diff}")
+    return {"out": out, "max_abs_diff": diff}
+
+
+def main(argv=None) -> int:
+    """``python -m glimpse_train.onnx_import --net a.onnx --out b.onnx [--plain-attention]``: :func:`reexport`."""
+    import argparse
+    import sys
+
+    ap = argparse.ArgumentParser(description="Re-export a one-pass net with today's exporter (same weights).")
+    ap.add_argument("--net", required=True, help="float32 one-pass net (.onnx)")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--plain-attention", action="store_true",
+                    help="plain ONNX attention operators instead of com.microsoft.MultiHeadAttention")
+    a = ap.parse_args(argv)
+    try:
+        rep = reexport(a.net, a.out, fused_attention=not a.plain_attention)
+    except (ValueError, OSError) as e:
+        print(f"onnx_import: {e}", file=sys.stderr)
+        return 1
+    print(f"onnx_import: wrote {rep['out']} ({'plain' if a.plain_attention else 'fused'} attention); "
+          f"largest output difference {rep['max_abs_diff']:.3g}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

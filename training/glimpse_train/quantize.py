@@ -1,7 +1,7 @@
 """An int8 twin of a Glimpse network (``make quantize``; issue 15).
 
-    python -m glimpse_train.quantize --net ../weights/glimpse-l6d128-c14.onnx \
-        [--out ../weights/glimpse-l6d128-c14-int8.onnx] [--weight-type qint8|quint8] [--per-channel] \
+    python -m glimpse_train.quantize --net ../weights/<net>.onnx \
+        [--out ../weights/<net>-int8.onnx] [--weight-type qint8|quint8] [--per-channel] \
         [--op-types MatMul ...] \
         [--check 64] [--heldout --shared ../../shared]
 
@@ -101,8 +101,11 @@ def quantize(net: str, out: str | None = None, per_channel: bool = False,
                 f"ops {','.join(op_types)}")
     with tempfile.TemporaryDirectory() as tmp:
         raw = os.path.join(tmp, "int8.onnx")
+        # DefaultTensorType: shape inference gives no type for the outputs of com.microsoft operators
+        # (MultiHeadAttention in nets exported with fused attention); every activation here is float32.
         quantize_dynamic(net, raw, weight_type=wtype, per_channel=per_channel,
-                         op_types_to_quantize=list(op_types))
+                         op_types_to_quantize=list(op_types),
+                         extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
         q = onnx.load(raw)
     added = {"glimpse.precision": "int8", "glimpse.source": os.path.basename(net),
              "glimpse.source_sha256": sha256_of(net), "glimpse.quantization": settings}
@@ -141,9 +144,9 @@ def _session(path: str, threads: int = 0):
     return ort_session(path, threads)
 
 
-def move_q(sess, boards: list[chess.Board]) -> list[np.ndarray]:
-    """Q (expected win probability) of every legal move, ascending action id, one array per board; one
-    run of all boards (kinds with ``tokens`` + ``actions`` inputs)."""
+def tokens_actions(boards: list[chess.Board]) -> tuple[np.ndarray, np.ndarray]:
+    """The one-pass inputs of ``boards``: tokens [B, 78] and actions [B, M] (every legal move, ascending
+    action id, padded with action 0), both int64."""
     moves = [sorted(MOVE_TO_ACTION[m.uci()] for m in b.legal_moves) for b in boards]
     m = max(len(x) for x in moves)
     tokens = np.zeros((len(boards), 78), np.int64)
@@ -151,6 +154,14 @@ def move_q(sess, boards: list[chess.Board]) -> list[np.ndarray]:
     for i, (b, ids) in enumerate(zip(boards, moves)):
         tokens[i, 1:] = tokenize(b.fen())
         actions[i, : len(ids)] = ids
+    return tokens, actions
+
+
+def move_q(sess, boards: list[chess.Board]) -> list[np.ndarray]:
+    """Q (expected win probability) of every legal move, ascending action id, one array per board; one
+    run of all boards (kinds with ``tokens`` + ``actions`` inputs)."""
+    moves = [sorted(MOVE_TO_ACTION[m.uci()] for m in b.legal_moves) for b in boards]
+    tokens, actions = tokens_actions(boards)
     lp = sess.run(["log_probs"], {"tokens": tokens, "actions": actions})[0].astype(np.float64)
     q = np.exp(lp) @ BUCKET_CENTRES
     return [q[i, : len(ids)] for i, ids in enumerate(moves)]

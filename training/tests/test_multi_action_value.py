@@ -108,3 +108,53 @@ def test_smoke_train_export_eval(tiny_ds, in_run_folder, shared):
     single = mav.MAVPolicy(path, positions_per_run=1).win_probs_batch(rows_av)
     assert np.abs(grouped - single).max() < 1e-5
     assert pol.choose(chess.Board()) in chess.Board().legal_moves
+
+
+@pytest.mark.parametrize("attn_bias", [True, False])
+def test_fused_attention_export_matches_the_plain_graph_and_reimports(tmp_path, attn_bias):
+    """``build_model(fused_attention=True)`` (ONNX Runtime's MultiHeadAttention) computes what the plain
+    graph computes, drops its per-head Reshape/Transpose nodes, and imports back to the same weights."""
+    import onnx
+
+    from glimpse_train.onnx_graph import ort_session
+    from glimpse_train.onnx_import import import_onepass
+
+    cfg = mav.MAVConfig(layers=2, dim=32, heads=4, head_dim=16, head_hidden=24, attn_bias=attn_bias,
+                        head_global=True, canonical=True)
+    p = mav.perturbed_params(cfg, 11)
+    rng = np.random.default_rng(5)
+    tok = np.zeros((3, 78), np.int64)
+    tok[:, 1:] = rng.integers(0, 31, (3, 77))
+    act = rng.integers(0, 1968, (3, 7))
+    outs = {}
+    for fused in (False, True):
+        path = str(tmp_path / f"f{int(fused)}.onnx")
+        model = mav.build_model(p, cfg, fused_attention=fused)
+        onnx.save(model, path)
+        ops = [n.op_type for n in model.graph.node]
+        assert ops.count("MultiHeadAttention") == (cfg.layers if fused else 0)
+        assert ops.count("Transpose") == (0 if fused else 4 * cfg.layers)
+        outs[fused] = ort_session(path).run(["log_probs"], {"tokens": tok, "actions": act})[0]
+        back, cfg2 = import_onepass(path)
+        assert cfg2.attn_bias == attn_bias and all(np.allclose(back[k], p[k], atol=1e-6) for k in p)
+    assert float(np.abs(outs[True] - outs[False]).max()) < 1e-5
+
+
+def test_reexport_cli_writes_a_fused_twin_and_refuses_an_int8_net(tmp_path, capsys):
+    import onnx
+
+    from glimpse_train import onnx_import
+
+    cfg = mav.MAVConfig(layers=1, dim=32, heads=4, head_dim=16, head_hidden=24, attn_bias=True, head_global=True)
+    src, out = str(tmp_path / "plain.onnx"), str(tmp_path / "fused.onnx")
+    mav.export(mav.perturbed_params(cfg, 3), cfg, src, description="tiny")
+    assert onnx_import.main(["--net", src, "--out", out]) == 0
+    assert "fused attention" in capsys.readouterr().out
+    model = onnx.load(out)
+    assert [n.op_type for n in model.graph.node].count("MultiHeadAttention") == 1
+    assert {p.key: p.value for p in model.metadata_props}["glimpse.description"] == "tiny"
+    int8 = onnx.load(src)
+    int8.metadata_props.add(key="glimpse.precision", value="int8")
+    onnx.save(int8, str(tmp_path / "int8.onnx"))
+    assert onnx_import.main(["--net", str(tmp_path / "int8.onnx"), "--out", str(tmp_path / "x.onnx")]) == 1
+    assert "re-export the float32 source" in capsys.readouterr().err

@@ -368,7 +368,8 @@ def jax_outputs(params, cfg: MAVConfig, tokens, actions) -> dict:
 # ----------------------------------------------------------------------------------------------
 
 
-def build_model(params: dict[str, np.ndarray], cfg: MAVConfig, description: str = "") -> onnx.ModelProto:
+def build_model(params: dict[str, np.ndarray], cfg: MAVConfig, description: str = "",
+                fused_attention: bool = False) -> onnx.ModelProto:
     p = {k: np.asarray(v, np.float32) for k, v in params.items()}
     t, d, nh = SEQ, cfg.dim, cfg.heads
     dh = d // nh
@@ -403,6 +404,20 @@ def build_model(params: dict[str, np.ndarray], cfg: MAVConfig, description: str 
         wq = (p[f"{a}/linear/w"].astype(np.float64) * qscale).astype(np.float32)
         wk, wv, wo = p[f"{a}/linear_1/w"], p[f"{a}/linear_2/w"], p[f"{a}/linear_3/w"]
         y = ln(x, ln_name(2 * i), f"ln{2 * i}")
+        if fused_attention:
+            # ONNX Runtime's com.microsoft.MultiHeadAttention: Q, K, V [B, T, D] in, context [B, T, D] out
+            # (heads split and merged inside the kernel); W_Q carries 1/sqrt(dh), hence scale 1.
+            qkv = g.op("MatMul", [y, g.const(f"wqkv{i}", np.concatenate([wq, wk, wv], axis=1))], f"qkv{i}")
+            q, k, v = g.op("Split", [qkv, g.const("split", i64([d, d, d]))], f"qkv{i}", n_out=3, axis=-1)
+            mha_in = [q, k, v, "", ""]
+            if cfg.attn_bias:
+                mha_in.append(g.const(f"pair_bias{i}", p[f"{a}/pair_bias"][None]))
+            o = g.op("MultiHeadAttention", mha_in, f"ctx{i}", domain="com.microsoft", num_heads=nh, scale=1.0)
+            x = g.op("Add", [x, g.op("MatMul", [o, g.const(f"wo{i}", wo)], f"attn_out{i}")], f"h_attn{i}")
+            y = ln(x, ln_name(2 * i + 1), f"ln{2 * i + 1}")
+            mlp = swiglu(y, p[f"{lin_name(3*i)}/w"], p[f"{lin_name(3*i+1)}/w"], p[f"{lin_name(3*i+2)}/w"], str(i))
+            x = g.op("Add", [x, mlp], f"h_mlp{i}")
+            continue
         qkv = g.op("MatMul", [y, g.const(f"wqkv{i}", np.concatenate([wq, wk, wv], axis=1))], f"qkv{i}")
         q, k, v = g.op("Split", [qkv, g.const("split", i64([d, d, d]))], f"qkv{i}", n_out=3, axis=-1)
         q = g.op("Transpose", [g.op("Reshape", [q, shape_bthd])], f"q{i}", perm=[0, 2, 1, 3])
@@ -466,7 +481,8 @@ def build_model(params: dict[str, np.ndarray], cfg: MAVConfig, description: str 
               helper.make_tensor_value_info("actions", TensorProto.INT64, ["batch", "moves"])]
     kind = onnx_kind(cfg)
     graph = helper.make_graph(g.nodes, f"glimpse_{kind}", inputs, outputs, initializer=g.inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="glimpse-train")
+    opsets = [helper.make_opsetid("", OPSET)] + ([helper.make_opsetid("com.microsoft", 1)] if fused_attention else [])
+    model = helper.make_model(graph, opset_imports=opsets, producer_name="glimpse-train")
     model.ir_version = 8
     cs = cost_split(cfg)
     meta = {
