@@ -66,6 +66,13 @@ def default_out(net: str) -> str:
     return f"{root}-int8{ext or '.onnx'}"
 
 
+def source_of(net: str) -> str:
+    """The inverse of :func:`default_out`: ``dir/name-int8.onnx`` → ``dir/name.onnx``; any other name is
+    its own source (a float32 net). How ``make quantize`` and the tests find the default's float32 source
+    from ``weights/DEFAULT`` (mk/quantize.mk and tests/int8_model.rs spell the same rule)."""
+    return net[: -len("-int8.onnx")] + ".onnx" if net.endswith("-int8.onnx") else net
+
+
 def _meta(model: onnx.ModelProto) -> dict[str, str]:
     return {p.key: p.value for p in model.metadata_props}
 

@@ -17,8 +17,7 @@ WEIGHTS = os.path.join(os.path.dirname(__file__), "..", "..", "weights")
 with open(os.path.join(WEIGHTS, "DEFAULT")) as _f:
     DEFAULT_NET = _f.read().strip()  # the embedded net's file name (one line): a float32 net or its int8 twin
 # The float32 source of the default net and its int8 twin beside it, as `make quantize` names it.
-SHIPPED = os.path.join(WEIGHTS, DEFAULT_NET.removesuffix("-int8.onnx") + ".onnx"
-                       if DEFAULT_NET.endswith("-int8.onnx") else DEFAULT_NET)
+SHIPPED = os.path.join(WEIGHTS, q.source_of(DEFAULT_NET))
 SHIPPED_TWIN = q.default_out(SHIPPED)
 
 
@@ -118,3 +117,9 @@ def test_shipped_twin_was_made_from_the_shipped_source():
     c = q.compare(SHIPPED, SHIPPED_TWIN, positions=32)
     assert c["mean_abs_dq"] < 0.25 * c["mean_q_spread"], c
     assert np.isfinite(c["max_abs_dq"])
+
+
+def test_source_of_inverts_default_out():
+    assert q.source_of("w/a-int8.onnx") == "w/a.onnx"
+    assert q.source_of(q.default_out("w/glimpse-l6d128-c16.onnx")) == "w/glimpse-l6d128-c16.onnx"
+    assert q.source_of("w/a.onnx") == "w/a.onnx"  # a float32 default is its own source
