@@ -167,11 +167,10 @@ def tokens_actions(boards: list[chess.Board]) -> tuple[np.ndarray, np.ndarray]:
 def move_q(sess, boards: list[chess.Board]) -> list[np.ndarray]:
     """Q (expected win probability) of every legal move, ascending action id, one array per board; one
     run of all boards (kinds with ``tokens`` + ``actions`` inputs)."""
-    moves = [sorted(MOVE_TO_ACTION[m.uci()] for m in b.legal_moves) for b in boards]
     tokens, actions = tokens_actions(boards)
     lp = sess.run(["log_probs"], {"tokens": tokens, "actions": actions})[0].astype(np.float64)
     q = np.exp(lp) @ BUCKET_CENTRES
-    return [q[i, : len(ids)] for i, ids in enumerate(moves)]
+    return [q[i, : b.legal_moves.count()] for i, b in enumerate(boards)]
 
 
 def compare(net: str, twin: str, positions: int = 64, seed: int = 0) -> dict:
