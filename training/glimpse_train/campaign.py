@@ -3,7 +3,10 @@ in cycles, for as long as it is left running; killed at any point, the next star
 
 One cycle:
 
-1. **Label** for ``label_minutes``: new positions from Stockfish self-play at random skill, popular
+1. **Label** the positions an unstarved phase labels in ``label_minutes`` (its measured rate; a phase whose
+   workers got under ``BUSY_FOR_RATE`` of their cores does not update it), stretched up to
+   ``label_wall_cap`` × ``label_minutes`` of wall clock, so a match at idle priority lengthens the phase
+   rather than emptying it: new positions from Stockfish self-play at random skill, popular
    Lichess positions and endgame starts (``../shared/data/positions/``), deduplicated on the first four
    FEN fields against every labelled position so far; labelled by Stockfish as Ray tasks
    (``raylabel``; ``RAY_ADDRESS`` for a cluster); a shard goes into the label store (``data/labels/``,
@@ -48,6 +51,9 @@ from .trainloop import log_line
 
 SOURCES = ("selfplay", "popular", "endgames", "dagger")
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# A label phase whose Stockfish workers used less than this share of their cores (a match or build at normal
+# priority took the rest) does not update the positions-per-second rate that sizes the next phase.
+BUSY_FOR_RATE = 0.6
 CURVE_FIELDS = ["cycle", "time", "wall_hours", "store_positions", "train_positions", "position_passes", "step",
                 "heldout_positions", "action_accuracy", "kendall_tau", "policy_accuracy", "puzzles", "puzzle_accuracy",
                 "gate"]
@@ -66,7 +72,8 @@ class CampaignConfig:
     """Knobs of the loop; the defaults are what ``make campaign`` runs."""
 
     run: str = "campaign-l6d128"
-    label_minutes: float = 10.0
+    label_minutes: float = 10.0  # sized by the rate of an unstarved phase, stretched up to label_wall_cap ×
+    label_wall_cap: float = 2.0  # a label phase ends after this many × label_minutes of wall clock whatever it did
     train_minutes: float = 20.0
     decay_frac: float = 0.0  # last share of each train phase in which the learning rate decays (0 = never;
     # 0.25 measured in cycles 17-18 gave no held-out gain over the EMA at the decay's start: CAMPAIGN.md)
@@ -397,7 +404,9 @@ class Campaign:
 
     def label_phase(self) -> int:
         c = self.cfg
-        rate = self.state.get("rate") or 25.0  # positions per second per worker, updated from measurement
+        # Positions per second per worker, from the last unstarved phase; a fresh machine starts from 15, about
+        # what the two-tier scheme and the candidate search together reached on 2 idle cores (cycles 19-20).
+        rate = self.state.get("rate") or 15.0
         n = max(c.chunk * c.workers, int(rate * c.workers * c.label_minutes * 60))
         t0 = time.time()
         carried = self.load_pending()
@@ -412,7 +421,8 @@ class Campaign:
         from tqdm import tqdm
 
         pending: list = []
-        cost = [0.0]
+        cost = [0.0]  # core-seconds of the labels not yet in a shard
+        core = [0.0]  # core-seconds of the whole phase
         done = [0]
         last_write = [time.time()]
         sf_name = raylabel.stockfish_name(self.stockfish)
@@ -435,16 +445,19 @@ class Campaign:
             pending.extend(r["records"])
             done_fens.extend(r.get("fens") or [f for f, _ in r["records"]])  # skipped ones are not retried
             cost[0] += r["core_seconds"]
+            core[0] += r["core_seconds"]
             done[0] += len(r["records"])
             bar.update(len(r["records"]))
             if time.time() - last_write[0] > c.shard_minutes * 60:
                 flush()
 
-        # At most two chunks per worker in flight, none started after label_minutes: on a machine shared
-        # with builds and matches the phase ends on time and training still gets its turn.
+        # At most two chunks per worker in flight; the phase is sized by the rate of an unstarved phase (n
+        # above), and none starts after label_wall_cap × label_minutes: on a machine shared with builds and matches the phase
+        # stretches to finish its positions, but not for ever, and training still gets its turn.
+        t_label = time.time()
         raylabel.run_chunks(raylabel.label_chunk, chunks, (self.scheme(), self.stockfish, c.nice), on_result,
                             stop=self.stop, on_error=lambda e: self.log(f"label: a chunk was lost: {e!r}"[:500]),
-                            max_in_flight=2 * c.workers, deadline=t0 + c.label_minutes * 60)
+                            max_in_flight=2 * c.workers, deadline=t0 + c.label_wall_cap * c.label_minutes * 60)
         flush()
         bar.close()
         finished = set(done_fens)
@@ -453,7 +466,10 @@ class Campaign:
         if left:
             self.log(f"label: {len(left)} positions left unlabelled at the deadline, kept for the next phase")
         el = time.time() - t0
-        if done[0] and el > 30:
+        busy = core[0] / max(1e-9, (time.time() - t_label) * c.workers)  # share of the workers' cores labelling
+        self.log(f"label: {done[0]} positions in {el:.0f} s ({time.time() - t_label:.0f} s labelling, "
+                 f"{core[0]:.0f} core-s, {busy:.0%} of {c.workers} cores)")
+        if done[0] and el > 30 and busy >= BUSY_FOR_RATE:
             self.state["rate"] = round(done[0] / el / c.workers, 2)
         self.state["label_seconds"] = self.state.get("label_seconds", 0.0) + el
         return done[0]

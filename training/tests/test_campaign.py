@@ -145,6 +145,29 @@ def test_label_chunk_two_tier_labels_every_legal_move():
     assert m2[0] == ("a1a8", "M1") and res["core_seconds"] > 0
 
 
+def test_label_chunk_core_seconds_include_stockfish():
+    """The cost a shard records is Stockfish's CPU time plus the worker's, read before Stockfish quits: once
+    the engine has exited, its time reaches ``os.times()`` only when python-chess reaps it, which can be after
+    the chunk reports (the manifest then recorded a fraction of the true cost)."""
+    import time
+
+    sf = raylabel.find_stockfish()
+    before = os.times()
+    t0 = time.process_time()
+    res = raylabel.label_chunk([START, E4, "r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4"],
+                               raylabel.LabelScheme("two-tier", 9, 4, 2), sf, nice=0)
+    own = time.process_time() - t0
+    deadline = time.time() + 5.0
+    while time.time() < deadline:  # until the quit engine is reaped and its time shows as a child's
+        after = os.times()
+        reaped = (after.children_user + after.children_system) - (before.children_user + before.children_system)
+        if reaped > 0:
+            break
+        time.sleep(0.05)
+    assert reaped > 0.1, "depth 9 on three positions keeps Stockfish busy for a while"
+    assert res["core_seconds"] >= 0.9 * (reaped + own) - 0.05
+
+
 def _die_once(chunk, marker):
     """A task that kills its own worker the first time it sees chunk 1 (a lost worker)."""
     if chunk == 1 and not os.path.exists(marker):
@@ -402,3 +425,52 @@ def test_phase_clock_counts_cpu_time_not_paused_wall_time():
     idle = campaign.PhaseClock(600, cores=2, wall_cap=2.0, cpu=lambda: now["cpu"], wall=lambda: now["wall"])
     now["wall"] += 1200  # a trainer that uses no CPU (GPU) still ends at the wall cap
     assert idle.done()
+
+
+def _phase(tmp_path, monkeypatch, core_seconds, wall):
+    """One label phase of 48 candidates in two 24-position chunks, each reporting ``core_seconds``, on a fake
+    clock on which the labelling takes ``wall`` seconds; returns (campaign, run_chunks kwargs, positions)."""
+    import random
+    import types
+
+    import chess
+
+    c = _tiny_campaign(tmp_path)
+    c.cfg.label_minutes, c.cfg.chunk, c.cfg.workers = 10.0, 24, 2
+    c.state["rate"] = 0.04  # 0.04 positions/s × 2 workers × 600 s = 48 positions
+    rng, board, fens = random.Random(5), chess.Board(), []
+    while len(fens) < 48:
+        board.push(rng.choice(list(board.legal_moves)))
+        if board.is_game_over():
+            board = chess.Board()
+        elif board.fen() not in fens:
+            fens.append(board.fen())
+    monkeypatch.setattr(c, "candidates", lambda n: [("popular", f) for f in fens[:n]])
+    now = [1000.0]
+    monkeypatch.setattr(campaign, "time", types.SimpleNamespace(time=lambda: now[0], strftime=campaign.time.strftime))
+    seen = {}
+
+    def chunks_run(fn, chunks, args, on_result=None, **kw):
+        seen.update(kw)
+        for ch in chunks:
+            now[0] += wall / len(chunks)
+            on_result({"records": [(f, moves_of(f)) for f in ch], "fens": ch, "core_seconds": core_seconds})
+        return []
+
+    monkeypatch.setattr(raylabel, "run_chunks", chunks_run)
+    monkeypatch.setattr(raylabel, "stockfish_name", lambda _: "Stockfish test")
+    return c, seen, len(fens)
+
+
+def test_label_phase_stretches_to_its_wall_cap_and_a_starved_phase_keeps_the_rate(tmp_path, monkeypatch):
+    """A label phase is sized by the rate of an unstarved phase and may run to label_wall_cap × label_minutes;
+    one whose workers got little CPU (a match at normal priority) labels what it can but does not lower
+    the rate that sizes the next phase."""
+    c, seen, n = _phase(tmp_path / "a", monkeypatch, core_seconds=800.0, wall=800.0)
+    assert n == 48 and c.label_phase() == n
+    assert seen["deadline"] == 1000.0 + 2.0 * 600, "stretched up to twice label_minutes of wall clock"
+    assert c.state["rate"] == round(n / 800.0 / 2, 2), "1,600 core-s in 800 s on 2 workers: unstarved, measured"
+
+    c, seen, n = _phase(tmp_path / "b", monkeypatch, core_seconds=20.0, wall=800.0)
+    assert c.label_phase() == n
+    assert c.state["rate"] == 0.04, "40 core-s in 800 s on 2 workers is 2.5 % busy: the rate stays"
