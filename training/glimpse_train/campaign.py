@@ -62,7 +62,7 @@ CURVE_FIELDS = ["cycle", "time", "wall_hours", "store_positions", "train_positio
 # the side-to-move frame (canon.py), learned per-pair attention bias, HL-Gauss bucket targets, and the
 # policy (MCTS priors) and WDL heads of heads.py.
 CAMPAIGN_MODEL = dict(layers=6, dim=128, heads=4, head_dim=128, head_hidden=256, attn_bias=1, head_global=1, canonical=1,
-                      batch=64, steps=10_000_000, lr=5e-4, warmup=300, eval_every=500, eval_positions=512,
+                      batch=64, micro=4, steps=10_000_000, lr=5e-4, warmup=300, eval_every=500, eval_positions=512,
                       ckpt_seconds=300.0, value_weight=0.1, policy_dim=64, policy_weight=0.5, policy_tau=0.05,
                       wdl_weight=0.1)
 
@@ -480,7 +480,8 @@ class Campaign:
 
         cfg_path = os.path.join(self.run_dir, "config.json")
         if os.path.exists(cfg_path):
-            tcfg = MAVTrainConfig(**json.load(open(cfg_path)))
+            # A run configured before ``micro`` existed gets the campaign's: it changes speed, not the update.
+            tcfg = MAVTrainConfig(**{"micro": CAMPAIGN_MODEL["micro"], **json.load(open(cfg_path))})
         else:
             tcfg = MAVTrainConfig(**CAMPAIGN_MODEL)
             with open(cfg_path, "w") as f:

@@ -110,6 +110,31 @@ def test_smoke_train_export_eval(tiny_ds, in_run_folder, shared):
     assert pol.choose(chess.Board()) in chess.Board().legal_moves
 
 
+def test_micro_batches_give_the_whole_batch_loss_and_gradient(tiny_ds, tmp_path):
+    """``micro`` = 4 splits a step's 8 positions into 4 slices of 2 with different move counts; the mean of
+    their losses and gradients is the whole batch's (every loss term is a mean over positions), so the
+    optimiser sees the same update; a ``micro`` that does not divide the batch is refused."""
+    import jax
+
+    pd_ = dict(layers=1, dim=32, heads=2, batch=8, lr=3e-3, warmup=2, max_positions=TINY_POSITIONS, policy_dim=16,
+               wdl_weight=0.1, value_weight=0.1)
+    one = mav.MAVTrainer(mav.MAVTrainConfig(**pd_), str(tmp_path / "a"), tiny_ds, log=lambda *_: None)
+    four = mav.MAVTrainer(mav.MAVTrainConfig(**pd_, micro=4), str(tmp_path / "b"), tiny_ds, log=lambda *_: None)
+    assert four.micro == 4
+    params = {k: jax.numpy.asarray(v) for k, v in one.init_params().items()}
+    arrays, n = one.make_batch(one.step_items(3))
+    moves = arrays[2].reshape(4, 2, -1).sum(axis=(1, 2))
+    assert len(set(moves.tolist())) > 1, "the slices differ in moves: a plain mean of slice losses would be off"
+    arrays = tuple(map(jax.numpy.asarray, arrays))
+    l1, g1 = one._loss_and_grad(params, *arrays)
+    l4, g4 = four._loss_and_grad(params, *arrays)
+    assert abs(float(l1) - float(l4)) < 1e-5 * abs(float(l1))
+    for k in g1:
+        assert np.allclose(np.asarray(g1[k]), np.asarray(g4[k]), rtol=1e-3, atol=1e-6), k
+    with pytest.raises(ValueError, match="divide"):
+        mav.MAVTrainer(mav.MAVTrainConfig(**pd_, micro=3), str(tmp_path / "c"), tiny_ds, log=lambda *_: None)
+
+
 @pytest.mark.parametrize("attn_bias", [True, False])
 def test_fused_attention_export_matches_the_plain_graph_and_reimports(tmp_path, attn_bias):
     """``build_model(fused_attention=True)`` (ONNX Runtime's MultiHeadAttention) computes what the plain

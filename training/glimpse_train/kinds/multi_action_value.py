@@ -561,6 +561,7 @@ class MAVTrainConfig:
     head_dim: int = 0
     head_hidden: int = 0
     batch: int = 64
+    micro: int = 1  # micro-batches per step (TrainerBase): the same update, faster on a CPU
     steps: int = 3000
     lr: float = 1e-3
     min_lr_frac: float = 0.05
@@ -645,11 +646,15 @@ class MAVTrainer(TrainerBase):
     def init_params(self) -> dict:
         return init_params(self.mcfg, self.cfg.seed)
 
-    def loss(self, params, tokens, actions, mask, targets, vtargets, ptargets, wtargets):
+    def loss(self, params, tokens, actions, mask, targets, vtargets, ptargets, wtargets, move_w):
+        """The mean over the batch's moves of the bucket cross-entropy, written as a mean over positions of
+        ``move_w`` [B] (batch positions / batch moves, the same for every position: ``make_batch``) × the
+        position's summed cross-entropy, so that every term is a mean over positions and micro-batches
+        (``TrainerBase``) average to exactly this; plus the value, policy and WDL terms."""
         jnp = self.jnp
         out = jax_outputs(params, self.mcfg, tokens, actions)
         ce = -jnp.sum(targets * out["log_probs"], axis=-1)  # [B, M]
-        loss = jnp.sum(ce * mask) / jnp.maximum(jnp.sum(mask), 1.0)
+        loss = jnp.mean(jnp.sum(ce * mask, axis=-1) * move_w)
         if self.mcfg.value_head:
             loss = loss + self.cfg.value_weight * -jnp.mean(jnp.sum(vtargets * out["value"], axis=-1))
         if self.mcfg.policy_dim:
@@ -670,7 +675,8 @@ class MAVTrainer(TrainerBase):
         ptargets = policy_targets(p, mask, self.cfg.policy_tau) if self.mcfg.policy_dim else np.zeros(mask.shape, np.float32)
         wtargets = (wdl_targets(p.max(1), self.ds.states[pos]) if self.mcfg.wdl_head
                     else np.zeros((len(pos), 3), np.float32))
-        return ((tokens, actions, mask.astype(np.float32), targets, vtargets, ptargets, wtargets),
+        move_w = np.full(len(pos), len(pos) / max(1, int(mask.sum())), np.float32)
+        return ((tokens, actions, mask.astype(np.float32), targets, vtargets, ptargets, wtargets, move_w),
                 {"positions": len(pos), "moves": int(mask.sum())})
 
     def rates(self, counts: dict, seconds: float) -> dict:
