@@ -452,8 +452,8 @@ class Campaign:
                 flush()
 
         # At most two chunks per worker in flight; the phase is sized by the rate of an unstarved phase (n
-        # above), and none starts after label_wall_cap × label_minutes: on a machine shared with builds and matches the phase
-        # stretches to finish its positions, but not for ever, and training still gets its turn.
+        # above), and none starts after label_wall_cap × label_minutes: on a machine shared with builds and
+        # matches the phase stretches to finish its positions, but not for ever, and training gets its turn.
         t_label = time.time()
         raylabel.run_chunks(raylabel.label_chunk, chunks, (self.scheme(), self.stockfish, c.nice), on_result,
                             stop=self.stop, on_error=lambda e: self.log(f"label: a chunk was lost: {e!r}"[:500]),

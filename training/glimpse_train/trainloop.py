@@ -44,7 +44,8 @@ class TrainerBase:
 
     ``cfg`` needs ``lr, min_lr_frac, warmup, steps, weight_decay, clip, ema, batch, eval_every,
     ckpt_seconds, seed`` and may have ``micro`` (micro-batches per step, dividing ``batch``; default 1).
-    Raises ``ValueError`` when ``micro`` does not divide ``batch``. ``decay_mask(name, array)`` says which parameters get weight decay.
+    Raises ``ValueError`` when ``micro`` does not divide ``batch``. ``decay_mask(name, array)`` says which
+    parameters get weight decay.
     """
 
     #: name of the items counted in a log record's ``<items>`` field ("rows" or "positions")
