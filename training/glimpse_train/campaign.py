@@ -466,8 +466,9 @@ class Campaign:
         if left:
             self.log(f"label: {len(left)} positions left unlabelled at the deadline, kept for the next phase")
         el = time.time() - t0
-        busy = core[0] / max(1e-9, (time.time() - t_label) * c.workers)  # share of the workers' cores labelling
-        self.log(f"label: {done[0]} positions in {el:.0f} s ({time.time() - t_label:.0f} s labelling, "
+        lab = time.time() - t_label
+        busy = core[0] / max(1e-9, lab * c.workers)  # share of the workers' cores spent labelling
+        self.log(f"label: {done[0]} positions in {el:.0f} s ({lab:.0f} s labelling, "
                  f"{core[0]:.0f} core-s, {busy:.0%} of {c.workers} cores)")
         if done[0] and el > 30 and busy >= BUSY_FOR_RATE:
             self.state["rate"] = round(done[0] / el / c.workers, 2)
