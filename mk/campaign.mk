@@ -20,7 +20,7 @@ campaign: $(VENV_STAMP)
 # Label format, store, dedup, two-tier merge, Ray retry of a lost worker, resume from ONNX, gate, curve.
 .PHONY: test-campaign
 test-campaign: $(VENV_STAMP)
-	cd training && GLIMPSE_SHARED=$(ABS_TEST_SHARED) RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO=0 ../$(PY) -m pytest -q tests/test_campaign.py tests/test_canon.py
+	cd training && GLIMPSE_SHARED=$(ABS_TEST_SHARED) RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO=0 ../$(PY) -m pytest -q tests/test_campaign.py tests/test_canon.py tests/test_remote.py
 
 test-training: test-campaign
 

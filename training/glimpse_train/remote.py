@@ -1,0 +1,380 @@
+"""The campaign's train step and a labelling burst on a lent machine that has only what it is sent.
+
+A lent GPU machine (the ``device`` tool) starts bare, reaches nothing outside itself and receives at most
+64 MiB of working tree per call. The campaign's own train phase reads the label files (68 MB of gzip text
+for 533k positions) and tokenises them with python-chess; that neither fits nor is quick there. So:
+
+* ``pack`` (here) writes the campaign's dataset as tokenised arrays, each an LZMA-compressed ``.npy``
+  (``states`` uint8 [P, 77], ``val`` bool [P], ``counts`` uint8 [P] (labelled moves per position),
+  ``row_action`` int16 [N], ``row_p`` float16 [N] (win probability), ``row_key`` float32 [N] (Stockfish
+  order; validation rows only, 0 elsewhere: training never reads it)): ~37 MB for 533k positions. Beside
+  them: the start net (``start.onnx``), the trainer configuration (``config.json``), python-chess (``py/``)
+  and, optionally, FENs to label (``fens.txt``).
+* ``train`` (there) trains from ``start.onnx`` (or resumes ``<work>/ckpt.pkl``) with the campaign's
+  trainer and loss, for a wall-clock budget whose last ``--decay-frac`` decays the learning rate
+  (warmup-stable-decay, as ``campaign.decay_scale``), exporting the EMA weights as ONNX every
+  ``--snapshot-minutes`` to ``<work>/out/``.
+* ``label`` (there) labels ``fens.txt`` and then Stockfish self-play positions with the campaign's
+  two-tier scheme on a process pool (``--stockfish`` is a carried binary), writing label-format shards
+  (``FEN<TAB>move=score …``, gzip) and ``label-summary.json`` (core-seconds, settings) every few minutes.
+* ``import`` (here, with the campaign stopped: its ``LabelStore`` holds the manifest in memory) adds such
+  shards to the label store, dropping positions already labelled (first four FEN fields).
+
+Held-out evaluation, gating and shipping stay here (``make quantize``, ``make sprt-candidate``): a
+snapshot is a candidate like any campaign cycle's. CAMPAIGN.md ("On a lent GPU machine") has the commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import io
+import json
+import lzma
+import os
+import shutil
+import time
+
+import numpy as np
+
+ARRAYS = ("states", "val", "counts", "row_action", "row_p", "row_key")
+
+
+# ---------------------------------------------------------------------------------------------- pack
+def pack_arrays(ds) -> dict[str, np.ndarray]:
+    """The compact arrays of a ``data.MemDataset`` (see the module docstring for dtypes and shapes).
+    Raises ``ValueError`` when a position has more than 255 labelled moves (``counts`` is uint8)."""
+    counts = np.bincount(ds.row_pos, minlength=len(ds.states))
+    if len(counts) and counts.max() > 255:
+        raise ValueError(f"a position has {counts.max()} labelled moves; counts is uint8")
+    return {"states": np.ascontiguousarray(ds.states, np.uint8), "val": np.asarray(ds.val, bool),
+            "counts": counts.astype(np.uint8), "row_action": np.asarray(ds.row_action, np.int16),
+            "row_p": np.asarray(ds.row_p, np.float16),
+            "row_key": np.where(ds.val[ds.row_pos], ds.row_key, 0.0).astype(np.float32)}
+
+
+def _write_array(path: str, a: np.ndarray, preset: int = 6) -> None:
+    buf = io.BytesIO()
+    np.save(buf, a, allow_pickle=False)
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(lzma.compress(buf.getvalue(), preset=preset))
+    os.replace(tmp, path)
+
+
+def _read_array(path: str) -> np.ndarray:
+    with open(path, "rb") as f:
+        return np.load(io.BytesIO(lzma.decompress(f.read())), allow_pickle=False)
+
+
+class PackedDataset:
+    """A packed dataset (``pack``) with the attributes the one-pass trainer reads from ``data.MemDataset``:
+    ``states``, ``val``, ``row_pos``, ``row_action``, ``row_p`` (float32), ``row_key``, ``row_bucket``,
+    ``train_rows``, ``val_rows``. Raises ``FileNotFoundError`` when an array file is missing."""
+
+    def __init__(self, arrays: dict[str, np.ndarray]):
+        from .chessdata import bucket_of
+
+        self.states = arrays["states"]
+        self.val = arrays["val"]
+        counts = arrays["counts"].astype(np.int64)
+        self.row_pos = np.repeat(np.arange(len(counts), dtype=np.int32), counts)
+        self.row_action = arrays["row_action"]
+        self.row_p = arrays["row_p"].astype(np.float32)
+        self.row_key = arrays["row_key"]
+        self.row_bucket = bucket_of(self.row_p.astype(np.float64)).astype(np.uint8)
+        is_val_row = self.val[self.row_pos]
+        self.train_rows = np.nonzero(~is_val_row)[0]
+        self.val_rows = np.nonzero(is_val_row)[0]
+
+    @classmethod
+    def load(cls, pack_dir: str) -> "PackedDataset":
+        return cls({k: _read_array(os.path.join(pack_dir, f"{k}.npy.xz")) for k in ARRAYS})
+
+
+def pack(out: str, shared: str, store: str, cache: str, start_onnx: str, config: dict, fens: list[str] | None,
+         log=print) -> dict:
+    """Writes the pack folder ``out`` (module docstring); returns its summary (positions, moves, bytes)."""
+    from . import labelstore
+    from .data import MemDataset
+
+    os.makedirs(out, exist_ok=True)
+    ds = MemDataset(labelstore.label_files(shared, store), cache, log)
+    arrays = pack_arrays(ds)
+    for k, a in arrays.items():
+        _write_array(os.path.join(out, f"{k}.npy.xz"), a)
+    shutil.copyfile(start_onnx, os.path.join(out, "start.onnx"))
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=1)
+    import chess
+
+    py = os.path.join(out, "py")
+    shutil.rmtree(py, ignore_errors=True)
+    shutil.copytree(os.path.dirname(chess.__file__), os.path.join(py, "chess"),
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    if fens is not None:
+        with open(os.path.join(out, "fens.txt"), "w") as f:
+            f.writelines(x + "\n" for x in fens)
+    size = sum(os.path.getsize(os.path.join(dp, n)) for dp, _, ns in os.walk(out) for n in ns)
+    summary = {"positions": int(len(ds.states)), "moves": int(len(ds.row_pos)), "bytes": size,
+               "start": os.path.basename(start_onnx), "fens": 0 if fens is None else len(fens)}
+    with open(os.path.join(out, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    return summary
+
+
+# ---------------------------------------------------------------------------------------------- train
+def train(pack_dir: str, work: str, seconds: float, overrides: dict, snapshot_minutes: float,
+          decay_frac: float, decay_to: float, log=print) -> dict:
+    """Trains the pack's net for ``seconds`` of wall clock (module docstring); returns ``{"step", "snapshots"}``."""
+    from .campaign import decay_scale
+    from .kinds.multi_action_value import MAVTrainConfig, MAVTrainer, export, verify
+    from .onnx_import import import_onepass
+
+    t_start = time.time()
+    ds = PackedDataset.load(pack_dir)
+    log(f"data: {len(ds.states)} positions, {len(ds.row_pos)} labelled moves ({time.time() - t_start:.1f} s)")
+    cfg = {**json.load(open(os.path.join(pack_dir, "config.json"))), **overrides}
+    tcfg = MAVTrainConfig(**cfg)
+    start = os.path.join(pack_dir, "start.onnx")
+
+    class RemoteTrainer(MAVTrainer):
+        def init_params(self) -> dict:
+            params, _ = import_onepass(start)
+            log(f"train: starting from {start}")
+            return params
+
+    os.makedirs(os.path.join(work, "out"), exist_ok=True)
+    tr = RemoteTrainer(tcfg, work, ds, log)
+    t0 = time.time()
+    snaps: list[str] = []
+    step = 0
+    while time.time() - t0 < seconds:
+        seg_end = min(t0 + seconds, time.time() + snapshot_minutes * 60)
+        st = tr.run(lambda: time.time() >= seg_end,
+                    lr_scale=lambda: decay_scale(time.time() - t0, seconds, decay_frac, decay_to))
+        step = st["step"]
+        params = {k: np.asarray(v, np.float32) for k, v in st["ema"].items()}
+        path = os.path.join(work, "out", f"remote-step{step:07d}.onnx")
+        export(params, tr.mcfg, path, description=f"remote train step {step} batch {tcfg.batch}")
+        tokens, actions, _, _ = tr.pd.batch(tr.pd.val_pos[:8])
+        diff = verify(params, tr.mcfg, path, tokens, actions)
+        if diff > 1e-3:
+            raise RuntimeError(f"exported ONNX differs from JAX by {diff}")
+        shutil.copyfile(path, os.path.join(work, "out", "latest.onnx"))
+        snaps.append(path)
+        log(f"snapshot: {path} (step {step}, {step * tcfg.batch} position-passes, {time.time() - t0:.0f} s)")
+    return {"step": step, "snapshots": snaps}
+
+
+# ---------------------------------------------------------------------------------------------- label
+def _label_job(job):
+    from . import raylabel
+
+    kind, payload, scheme, stockfish = job
+    if kind == "fens":
+        r = raylabel.label_chunk(payload, scheme, stockfish, 0)
+        return {"records": [("device-popular", f, m) for f, m in r["records"]], "core_seconds": r["core_seconds"]}
+    sp = raylabel.selfplay_chunk(payload, stockfish, 0)
+    fens = sorted({f for f in sp["fens"]})
+    r = raylabel.label_chunk(fens, scheme, stockfish, 0)
+    return {"records": [("device-selfplay", f, m) for f, m in r["records"]],
+            "core_seconds": r["core_seconds"] + sp["core_seconds"]}
+
+
+def label(fens: list[str], stockfish: str, workers: int, seconds: float, out: str, seed0: int,
+          scheme_args: dict, chunk: int = 24, flush_minutes: float = 2.0, log=print) -> dict:
+    """Labels ``fens`` then self-play positions (game seeds from ``seed0``) on ``workers`` processes for
+    ``seconds``; writes ``out/device-NN.tsv.gz`` shards (lines ``source<TAB>FEN<TAB>move=score …``) and
+    ``out/label-summary.json``; returns the summary."""
+    import multiprocessing as mp
+
+    from . import labelstore, raylabel
+
+    scheme = raylabel.LabelScheme(**scheme_args)
+    os.makedirs(out, exist_ok=True)
+    jobs = [("fens", fens[i:i + chunk], scheme, stockfish) for i in range(0, len(fens), chunk)]
+
+    def gen():
+        yield from jobs
+        s = seed0
+        while True:
+            yield ("selfplay", [s], scheme, stockfish)
+            s += 1
+
+    t0 = time.time()
+    pending: list[str] = []
+    summary = {"positions": 0, "core_seconds": 0.0, "shards": [], "seed0": seed0,
+               "stockfish": raylabel.stockfish_name(stockfish), "scheme": scheme_args, "workers": workers}
+    last = time.time()
+
+    def flush():
+        if pending:
+            name = f"device-{len(summary['shards']):02d}.tsv.gz"
+            with open(os.path.join(out, name + ".tmp"), "wb") as f:
+                f.write(gzip.compress("".join(pending).encode(), 6))
+            os.replace(os.path.join(out, name + ".tmp"), os.path.join(out, name))
+            summary["shards"].append(name)
+            pending.clear()
+        summary["seconds"] = round(time.time() - t0, 1)
+        with open(os.path.join(out, "label-summary.json"), "w") as f:
+            json.dump(summary, f, indent=1)
+
+    ctx = mp.get_context("fork")
+    with ctx.Pool(workers) as pool:
+        it = gen()
+        inflight = []
+        while True:
+            while len(inflight) < 2 * workers and time.time() - t0 < seconds:
+                inflight.append(pool.apply_async(_label_job, (next(it),)))
+            if not inflight:
+                break
+            done = [r for r in inflight if r.ready()]
+            if not done:
+                time.sleep(0.2)
+                if time.time() - t0 > seconds + 120:  # a stuck chunk: give up on what is in flight
+                    break
+                continue
+            for r in done:
+                inflight.remove(r)
+                try:
+                    res = r.get()
+                except Exception as e:  # noqa: BLE001 - a lost chunk costs only its positions
+                    log(f"label: a chunk was lost: {e!r}"[:300])
+                    continue
+                for src, fen, moves in res["records"]:
+                    pending.append(f"{src}\t{labelstore.format_line(fen, moves)}\n")
+                summary["positions"] += len(res["records"])
+                summary["core_seconds"] += res["core_seconds"]
+            if time.time() - last > flush_minutes * 60:
+                flush()
+                last = time.time()
+                log(f"label: {summary['positions']} positions in {time.time() - t0:.0f} s")
+        pool.terminate()
+    flush()
+    return summary
+
+
+# ---------------------------------------------------------------------------------------------- import
+def read_device_shard(path: str):
+    """``(source, fen, moves)`` records of a ``label`` shard; malformed lines are skipped."""
+    from . import labelstore
+
+    with gzip.open(path, "rt") as f:
+        for line in f:
+            src, _, rest = line.rstrip("\n").partition("\t")
+            if not rest:
+                continue
+            try:
+                fen, moves = labelstore.parse_line(rest)
+            except Exception:  # noqa: BLE001 - LabelFormatError and friends: a bad line is dropped
+                continue
+            yield src, fen, moves
+
+
+def import_shards(paths: list[str], summary: dict, store_root: str, shared: str, log=print) -> dict:
+    """Adds the records of device shards to the label store, dropping positions already labelled and
+    repeats; the core-seconds are shared out by positions kept. Returns ``{"kept", "dropped"}``."""
+    from . import labelstore
+
+    store = labelstore.LabelStore(store_root)
+    known = labelstore.known_keys(labelstore.label_files(shared, store_root))
+    keep, dropped = [], 0
+    for p in paths:
+        for src, fen, moves in read_device_shard(p):
+            k = labelstore.position_key(fen)
+            if k in known:
+                dropped += 1
+                continue
+            known.add(k)
+            keep.append((src, fen, moves))
+    if not keep:
+        return {"kept": 0, "dropped": dropped}
+    total = max(1, summary.get("positions", len(keep)))
+    cost = summary.get("core_seconds", 0.0) * len(keep) / total
+    from .raylabel import LabelScheme
+
+    settings = {**LabelScheme(**summary["scheme"]).settings(summary["stockfish"]),
+                "where": "a lent GPU machine's CPU cores (remote.py label)"}
+    for s in store.add(keep, settings, cost):
+        log(f"store: + {s.file} ({s.positions} positions, {s.moves} moves)")
+    return {"kept": len(keep), "dropped": dropped}
+
+
+# ---------------------------------------------------------------------------------------------- CLI
+def main(argv=None) -> None:
+    from .trainloop import log_line
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("pack")
+    p.add_argument("--out", required=True)
+    p.add_argument("--shared", default="../shared")
+    p.add_argument("--store", default="data/labels")
+    p.add_argument("--cache", default="training/data/cache")
+    p.add_argument("--start", required=True, help="ONNX to start from (the campaign's best)")
+    p.add_argument("--run-config", default="training/runs/campaign-l6d128/config.json")
+    p.add_argument("--fens", type=int, default=0, help="this many unlabelled FENs to carry for `label`")
+    p.add_argument("--fens-seed", type=int, default=11, help="shuffle seed of the popular/endgame FENs taken")
+    t = sub.add_parser("train")
+    t.add_argument("--pack", required=True)
+    t.add_argument("--work", required=True)
+    t.add_argument("--seconds", type=float, required=True)
+    t.add_argument("--batch", type=int, default=512)
+    t.add_argument("--lr", type=float, default=1e-3)
+    t.add_argument("--warmup", type=int, default=300)
+    t.add_argument("--ema", type=float, default=0.999)
+    t.add_argument("--snapshot-minutes", type=float, default=3.0)
+    t.add_argument("--decay-frac", type=float, default=0.25)
+    t.add_argument("--decay-to", type=float, default=0.05)
+    lb = sub.add_parser("label")
+    lb.add_argument("--pack", required=True)
+    lb.add_argument("--stockfish", required=True)
+    lb.add_argument("--workers", type=int, default=os.cpu_count() or 2)
+    lb.add_argument("--seconds", type=float, required=True)
+    lb.add_argument("--out", required=True)
+    lb.add_argument("--seed0", type=int, default=10_000_000)
+    im = sub.add_parser("import")
+    im.add_argument("dir", help="folder with device-NN.tsv.gz shards and label-summary.json")
+    im.add_argument("--store", default="data/labels")
+    im.add_argument("--shared", default="../shared")
+    a = ap.parse_args(argv)
+
+    if a.cmd == "pack":
+        fens = None
+        if a.fens:
+            from . import labelstore
+            from .campaign import epd_source, take_new
+
+            known = labelstore.known_keys(labelstore.label_files(a.shared, a.store))
+            pos = os.path.join(a.shared, "data", "positions")
+            # A seed of its own: the campaign walks these files in seed 7's order from the start.
+            pool = epd_source(os.path.join(pos, "popularpos_lichess_v3.epd"), a.fens_seed)[::-1]
+            fens, _ = take_new(pool, 0, a.fens, known)
+        cfg = json.load(open(a.run_config))
+        log_line(f"pack: {pack(a.out, a.shared, a.store, a.cache, a.start, cfg, fens, log_line)}")
+    elif a.cmd == "train":
+        over = {"batch": a.batch, "micro": 1, "lr": a.lr, "warmup": a.warmup, "ema": a.ema,
+                "ckpt_seconds": 120.0, "eval_every": 500}
+        r = train(a.pack, a.work, a.seconds, over, a.snapshot_minutes, a.decay_frac, a.decay_to, log_line)
+        log_line(f"train: done at step {r['step']}")
+    elif a.cmd == "label":
+        fens_path = os.path.join(a.pack, "fens.txt")
+        fens = [x for x in open(fens_path).read().split("\n") if x.strip()] if os.path.exists(fens_path) else []
+        from .campaign import CampaignConfig
+
+        c = CampaignConfig()
+        r = label(fens, a.stockfish, a.workers, a.seconds, a.out, a.seed0,
+                  {"name": c.scheme, "depth": c.depth, "top_k": c.top_k, "shallow_depth": c.shallow_depth},
+                  log=log_line)
+        log_line(f"label: {r['positions']} positions, {r['core_seconds']:.0f} core-s, shards {r['shards']}")
+    elif a.cmd == "import":
+        import glob
+
+        summary = json.load(open(os.path.join(a.dir, "label-summary.json")))
+        paths = sorted(glob.glob(os.path.join(a.dir, "device-*.tsv.gz")))
+        log_line(f"import: {import_shards(paths, summary, a.store, a.shared, log_line)}")
+
+
+if __name__ == "__main__":
+    main()

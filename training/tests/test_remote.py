@@ -1,0 +1,104 @@
+"""Tests of ``remote.py``: the packed dataset gives the trainer what ``MemDataset`` gives it, a remote
+train run exports a snapshot that matches JAX, and device shards enter the label store deduplicated."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+
+import numpy as np
+
+from glimpse_train import campaign, labelstore, remote
+from glimpse_train.data import MemDataset
+
+START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+E4 = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
+D4 = "rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - 0 1"
+
+
+def moves_of(fen):
+    import chess
+
+    b = chess.Board(fen)
+    return [(m.uci(), str(40 - 7 * i)) for i, m in enumerate(b.legal_moves)]
+
+
+def _dataset(tmp_path, fens):
+    a = tmp_path / "a.tsv.gz"
+    a.write_bytes(labelstore.gzip_bytes([labelstore.format_line(f, moves_of(f)) for f in fens]))
+    return MemDataset([str(a)], str(tmp_path / "cache"), log=lambda *_: None)
+
+
+def test_packed_dataset_round_trips_what_the_trainer_reads(tmp_path):
+    ds = _dataset(tmp_path, [START, E4, D4])
+    ds.val[:] = [False, True, False]  # one validation position, whatever the key hash says
+    arrays = remote.pack_arrays(ds)
+    for k, a in arrays.items():
+        remote._write_array(str(tmp_path / f"{k}.npy.xz"), a)
+    back = remote.PackedDataset.load(str(tmp_path))
+    assert np.array_equal(back.states, ds.states) and np.array_equal(back.val, ds.val)
+    assert np.array_equal(back.row_pos, ds.row_pos) and np.array_equal(back.row_action, ds.row_action)
+    assert np.allclose(back.row_p, ds.row_p, atol=1e-3) and back.row_p.dtype == np.float32
+    val_rows = np.flatnonzero(ds.val[ds.row_pos])
+    assert np.array_equal(back.val_rows, val_rows) and len(back.train_rows) == len(ds.row_pos) - len(val_rows) > 0
+    # the Stockfish order survives on validation rows (action accuracy), and is dropped elsewhere
+    assert np.array_equal(back.row_key[val_rows], ds.row_key[val_rows])
+    assert not back.row_key[back.train_rows].any()
+    from glimpse_train.kinds.multi_action_value import PositionData
+
+    pa, pb = PositionData(ds), PositionData(back)
+    assert np.array_equal(pa.train_pos, pb.train_pos) and np.array_equal(pa.val_pos, pb.val_pos)
+    for x, y in zip(pa.batch(pa.train_pos), pb.batch(pb.train_pos)):
+        assert np.array_equal(x, y)
+
+
+def test_remote_train_exports_a_snapshot_from_the_start_net(tmp_path):
+    from glimpse_train.kinds import multi_action_value as mav_kind
+    from glimpse_train.kinds.multi_action_value import MAVConfig, init_params
+    from glimpse_train.onnx_import import import_onepass
+
+    ds = _dataset(tmp_path, [START, E4, D4] * 1)
+    ds.val[:] = [False, False, True]
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    for k, a in remote.pack_arrays(ds).items():
+        remote._write_array(str(pack / f"{k}.npy.xz"), a)
+    tiny = dict(campaign.CAMPAIGN_MODEL, layers=1, dim=16, heads=2, head_dim=16, head_hidden=32, kind="multi_action_value")
+    (pack / "config.json").write_text(json.dumps(tiny))
+    mcfg = MAVConfig(layers=1, dim=16, heads=2, head_dim=16, head_hidden=32, attn_bias=True, head_global=True,
+                     canonical=True, policy_dim=64, wdl_head=True)
+    params = init_params(mcfg, 5)
+    mav_kind.export(params, mcfg, str(pack / "start.onnx"))
+    over = {"batch": 2, "micro": 1, "lr": 0.0, "warmup": 1, "ema": 0.5, "ckpt_seconds": 60.0, "eval_every": 1000}
+    r = remote.train(str(pack), str(tmp_path / "work"), 0.0, over, 1.0, 0.0, 0.05, log=lambda *_: None)
+    assert r["step"] == 0 and len(r["snapshots"]) == 0  # a zero budget trains and exports nothing
+    r = remote.train(str(pack), str(tmp_path / "work2"), 3.0, over, 1.0, 0.0, 0.05, log=lambda *_: None)
+    assert r["step"] > 0 and r["snapshots"]
+    back, cfg2 = import_onepass(r["snapshots"][-1])
+    # lr 0: the exported EMA is the start net (the export's own check compared ONNX with JAX)
+    assert cfg2.layers == 1 and max(float(np.abs(back[k] - params[k]).max()) for k in params) < 1e-5
+    assert os.path.exists(tmp_path / "work2" / "out" / "latest.onnx")
+
+
+def test_import_adds_new_positions_and_drops_known_ones(tmp_path):
+    store = tmp_path / "store"
+    st = labelstore.LabelStore(str(store))
+    st.add([("popular", START, moves_of(START))], {"name": "Stockfish 15.1"}, 2.0)
+    dev = tmp_path / "dev"
+    dev.mkdir()
+    lines = [f"device-popular\t{labelstore.format_line(START.replace(' 0 1', ' 4 9'), moves_of(START))}\n",
+             f"device-selfplay\t{labelstore.format_line(E4, moves_of(E4))}\n",
+             "device-selfplay\tnot a label line\n",
+             f"device-selfplay\t{labelstore.format_line(E4, moves_of(E4))}\n",
+             f"device-popular\t{labelstore.format_line(D4, moves_of(D4))}\n"]
+    (dev / "device-00.tsv.gz").write_bytes(gzip.compress("".join(lines).encode()))
+    summary = {"positions": 4, "core_seconds": 8.0, "stockfish": "Stockfish 15.1",
+               "scheme": {"name": "two-tier", "depth": 8, "top_k": 4, "shallow_depth": 2}}
+    r = remote.import_shards([str(dev / "device-00.tsv.gz")], summary, str(store), None, log=lambda *_: None)
+    assert r == {"kept": 2, "dropped": 2}
+    st2 = labelstore.LabelStore(str(store))
+    assert st2.totals()["positions"] == 3
+    assert st2.totals()["core_seconds"] == 2.0 + 4.0  # half the device positions kept: half their cost
+    keys = labelstore.known_keys(st2.files())
+    assert keys == {labelstore.position_key(f) for f in (START, E4, D4)}
