@@ -183,3 +183,21 @@ def test_reexport_cli_writes_a_fused_twin_and_refuses_an_int8_net(tmp_path, caps
     onnx.save(int8, str(tmp_path / "int8.onnx"))
     assert onnx_import.main(["--net", str(tmp_path / "int8.onnx"), "--out", str(tmp_path / "x.onnx")]) == 1
     assert "re-export the float32 source" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("sigma", [0.75, 0.0])
+def test_targets_from_the_table_equal_soft_targets_row_by_row(tiny_ds, tmp_path, sigma):
+    from glimpse_train.trainloop import soft_targets
+
+    cfg = mav.MAVTrainConfig(layers=1, dim=16, heads=2, batch=8, hl_sigma=sigma)
+    tr = mav.MAVTrainer(cfg, str(tmp_path / "run"), tiny_ds, log=lambda *_: None)
+    pos = tr.pd.train_pos[:8]
+    _, _, mask, rows = tr.pd.batch(pos)
+    t, tbest = tr.targets(rows, mask)
+    k = tr.mcfg.buckets
+    want = soft_targets(tiny_ds.row_p[rows[mask]], k, sigma)
+    assert t.shape == rows.shape + (k,) and np.array_equal(t[mask], want)
+    assert not t[~mask].any()
+    pbest = np.where(mask, tiny_ds.row_p[np.maximum(rows, 0)], -1.0).max(1)
+    assert np.array_equal(tbest, soft_targets(pbest, k, sigma))
+    assert len(tr._p_table) == len(np.unique(tiny_ds.row_p))  # one row per distinct win probability
