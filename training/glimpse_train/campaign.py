@@ -402,6 +402,19 @@ class Campaign:
             f.writelines(f"{s}\t{fen}\n" for s, fen in left[:PENDING_MAX])
         os.replace(tmp, self.pending_path)
 
+    def label_with_ray(self) -> int:
+        """``label_phase`` with Ray running: Ray runs only while labelling (its idle workers cost ~10 % of a
+        core each while training). ``ray.init`` sets signal handlers of its own, and after ``ray.shutdown``
+        a SIGTERM killed the process outright although Python still reported our handler (measured: exit
+        143, no checkpoint), so the stop handler is installed again after each."""
+        raylabel.ray_init(self.cfg.workers, self.log)
+        self.stop.install()
+        try:
+            return self.label_phase()
+        finally:
+            raylabel.ray_shutdown()
+            self.stop.install()
+
     def label_phase(self) -> int:
         c = self.cfg
         # Positions per second per worker, from the last unstarved phase; a fresh machine starts from 15, about
@@ -574,13 +587,7 @@ class Campaign:
             if self.cfg.label_minutes > 0 and self.state.get("labelled_cycle") == cyc:
                 self.log(f"label: cycle {cyc} already labelled before the restart; training")
             elif self.cfg.label_minutes > 0:
-                # Ray runs only while labelling: its idle workers cost ~10 % of a core each while training.
-                raylabel.ray_init(self.cfg.workers, self.log)
-                self.stop.install()
-                try:
-                    n = self.label_phase()
-                finally:
-                    raylabel.ray_shutdown()
+                n = self.label_with_ray()
                 self.log(f"label: {n} positions labelled; store {self.store.totals()}")
                 if not self.stop():
                     self.state["labelled_cycle"] = cyc
