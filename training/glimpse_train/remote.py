@@ -15,8 +15,9 @@ for 533k positions) and tokenises them with python-chess; that neither fits nor 
   (warmup-stable-decay, as ``campaign.decay_scale``), exporting the EMA weights as ONNX every
   ``--snapshot-minutes`` to ``<work>/out/``.
 * ``label`` (there) labels ``fens.txt`` and then Stockfish self-play positions with the campaign's
-  two-tier scheme on a process pool (``--stockfish`` is a carried binary), writing label-format shards
-  (``FEN<TAB>move=score …``, gzip) and ``label-summary.json`` (core-seconds, settings) every few minutes.
+  two-tier scheme on a process pool (``--stockfish`` is a carried binary), writing shards of label lines
+  with their source in front (``source<TAB>FEN<TAB>move=score …``, gzip) and ``label-summary.json``
+  (core-seconds, settings) every few minutes.
 * ``import`` (here, with the campaign stopped: its ``LabelStore`` holds the manifest in memory) adds such
   shards to the label store, dropping positions already labelled (first four FEN fields).
 
