@@ -177,7 +177,7 @@ def _label_job(job):
         r = raylabel.label_chunk(payload, scheme, stockfish, 0)
         return {"records": [("device-popular", f, m) for f, m in r["records"]], "core_seconds": r["core_seconds"]}
     sp = raylabel.selfplay_chunk(payload, stockfish, 0)
-    fens = sorted({f for f in sp["fens"]})
+    fens = sorted(set(sp["fens"]))
     r = raylabel.label_chunk(fens, scheme, stockfish, 0)
     return {"records": [("device-selfplay", f, m) for f, m in r["records"]],
             "core_seconds": r["core_seconds"] + sp["core_seconds"]}
@@ -268,7 +268,7 @@ def read_device_shard(path: str):
                 continue
             try:
                 fen, moves = labelstore.parse_line(rest)
-            except Exception:  # noqa: BLE001 - LabelFormatError and friends: a bad line is dropped
+            except labelstore.LabelFormatError:
                 continue
             yield src, fen, moves
 
