@@ -250,6 +250,21 @@ def test_resume_from_committed_onnx(tmp_path):
     assert not np.allclose(fresh["mav_head/linear_in/w"], params["mav_head/linear_in/w"])
 
 
+def test_lr_flag_overrides_the_run_config_without_rewriting_it(tmp_path):
+    c = _tiny_campaign(tmp_path)
+    tiny = dict(campaign.CAMPAIGN_MODEL, layers=1, dim=16, heads=2, head_dim=16, head_hidden=32)
+    cfg_path = os.path.join(c.run_dir, "config.json")
+    with open(cfg_path, "w") as f:
+        json.dump(dict(tiny, kind="multi_action_value"), f)
+    a = tmp_path / "a.tsv.gz"
+    a.write_bytes(labelstore.gzip_bytes([labelstore.format_line(START, moves_of(START))]))
+    ds = MemDataset([str(a)], str(tmp_path / "cache"), log=lambda *_: None)
+    assert c.trainer(ds).cfg.lr == campaign.CAMPAIGN_MODEL["lr"], "lr 0 (the default) keeps the run's"
+    c.cfg.lr = 1.5e-4
+    assert c.trainer(ds).cfg.lr == 1.5e-4
+    assert json.load(open(cfg_path))["lr"] == campaign.CAMPAIGN_MODEL["lr"], "the run's config.json is not rewritten"
+
+
 def test_gate_and_record(tmp_path):
     c = _tiny_campaign(tmp_path)
     cand = tmp_path / "cand.onnx"
