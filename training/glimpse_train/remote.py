@@ -136,6 +136,10 @@ def train(pack_dir: str, work: str, seconds: float, overrides: dict, snapshot_mi
     ds = PackedDataset.load(pack_dir)
     log(f"data: {len(ds.states)} positions, {len(ds.row_pos)} labelled moves ({time.time() - t_start:.1f} s)")
     cfg = {**json.load(open(os.path.join(pack_dir, "config.json"))), **overrides}
+    if cfg.get("pad_moves", -1) < 0:  # one batch shape for the whole run: the dataset's most moves, rounded up to 16
+        most = int(np.bincount(ds.row_pos).max()) if len(ds.row_pos) else 16
+        cfg["pad_moves"] = -(-most // 16) * 16
+        log(f"train: moves padded to {cfg['pad_moves']} in every batch (the dataset's most: {most})")
     tcfg = MAVTrainConfig(**cfg)
     start = os.path.join(pack_dir, "start.onnx")
 
@@ -332,6 +336,8 @@ def main(argv=None) -> None:
     t.add_argument("--snapshot-minutes", type=float, default=3.0)
     t.add_argument("--decay-frac", type=float, default=0.25)
     t.add_argument("--decay-to", type=float, default=0.05)
+    t.add_argument("--pad-moves", type=int, default=-1,
+                   help="pad every batch to this many moves (-1: the dataset's most; 0: each batch's most)")
     lb = sub.add_parser("label")
     lb.add_argument("--pack", required=True)
     lb.add_argument("--stockfish", required=True)
@@ -360,7 +366,7 @@ def main(argv=None) -> None:
         log_line(f"pack: {pack(a.out, a.shared, a.store, a.cache, a.start, cfg, fens, log_line)}")
     elif a.cmd == "train":
         over = {"batch": a.batch, "micro": 1, "lr": a.lr, "warmup": a.warmup, "ema": a.ema,
-                "ckpt_seconds": 120.0, "eval_every": 500}
+                "ckpt_seconds": 120.0, "eval_every": 500, "pad_moves": a.pad_moves}
         r = train(a.pack, a.work, a.seconds, over, a.snapshot_minutes, a.decay_frac, a.decay_to, log_line)
         log_line(f"train: done at step {r['step']}")
     elif a.cmd == "label":

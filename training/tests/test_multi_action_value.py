@@ -201,3 +201,21 @@ def test_targets_from_the_table_equal_soft_targets_row_by_row(tiny_ds, tmp_path,
     pbest = np.where(mask, tiny_ds.row_p[np.maximum(rows, 0)], -1.0).max(1)
     assert np.array_equal(tbest, soft_targets(pbest, k, sigma))
     assert len(tr._p_table) == len(np.unique(tiny_ds.row_p))  # one row per distinct win probability
+
+
+def test_padded_batches_have_one_width_and_the_same_loss(tiny_ds, tmp_path):
+    """``pad_moves`` (one array shape for a GPU run) pads with masked slots only: same loss as the tight batch."""
+    import jax
+
+    tight = mav.MAVTrainer(mav.MAVTrainConfig(layers=1, dim=16, heads=2, batch=8, policy_dim=8, wdl_weight=0.1),
+                           str(tmp_path / "a"), tiny_ds, log=lambda *_: None)
+    padded = mav.MAVTrainer(mav.MAVTrainConfig(layers=1, dim=16, heads=2, batch=8, policy_dim=8, wdl_weight=0.1,
+                                               pad_moves=112), str(tmp_path / "b"), tiny_ds, log=lambda *_: None)
+    pos = tight.pd.train_pos[:8]
+    a, na = tight.make_batch(pos)
+    b, nb = padded.make_batch(pos)
+    assert a[1].shape[1] < 112 and b[1].shape == (8, 112) and b[2].shape == (8, 112)
+    assert na == nb and b[2].sum() == a[2].sum()
+    params = {k: jax.numpy.asarray(v) for k, v in tight.init_params().items()}
+    la, lb = float(tight.loss(params, *a)), float(padded.loss(params, *b))
+    assert abs(la - lb) < 1e-5 * max(1.0, abs(la)), (la, lb)

@@ -583,6 +583,9 @@ class MAVTrainConfig:
     ckpt_seconds: float = 240.0
     seed: int = 0
     max_positions: int = 0
+    pad_moves: int = 0  # > 0: pad every batch's moves to at least this width (one array shape, so XLA compiles
+    # the step once instead of once per width met: on the lent H200 the widths met in the first steps cost ~2 min
+    # of compiles); 0 = each batch's most moves rounded up to 16 (least work on a CPU)
 
     def model(self) -> MAVConfig:
         return MAVConfig(layers=self.layers, dim=self.dim, heads=self.heads, head_dim=self.head_dim,
@@ -607,11 +610,12 @@ class PositionData:
         self.train_pos = np.nonzero(has & ~ds.val)[0]
         self.val_pos = np.nonzero(has & ds.val)[0]
 
-    def batch(self, pos: np.ndarray, multiple: int = 16):
+    def batch(self, pos: np.ndarray, multiple: int = 16, width: int = 0):
         """(tokens int32 [B, 78], actions int32 [B, M] padded with ``PAD_ACTION``, mask bool [B, M],
-        rows int64 [B, M] (dataset row per slot, -1 at padding)); M = the most moves, rounded up."""
+        rows int64 [B, M] (dataset row per slot, -1 at padding)); M = the most moves rounded up to
+        ``multiple``, and at least ``width``."""
         counts = self.end[pos] - self.start[pos]
-        m = max(multiple, int(-(-counts.max() // multiple) * multiple))
+        m = max(multiple, width, int(-(-counts.max() // multiple) * multiple))
         b = len(pos)
         tokens = np.zeros((b, 78), np.int32)
         tokens[:, 1:] = self.ds.states[pos]
@@ -669,7 +673,7 @@ class MAVTrainer(TrainerBase):
     def make_batch(self, pos: np.ndarray):
         from ..heads import policy_targets, wdl_targets
 
-        tokens, actions, mask, rows = self.pd.batch(pos)
+        tokens, actions, mask, rows = self.pd.batch(pos, width=self.cfg.pad_moves)
         targets, vtargets = self.targets(rows, mask)
         p = np.where(mask, self.ds.row_p[np.maximum(rows, 0)], 0.0)
         ptargets = policy_targets(p, mask, self.cfg.policy_tau) if self.mcfg.policy_dim else np.zeros(mask.shape, np.float32)
@@ -706,7 +710,7 @@ class MAVTrainer(TrainerBase):
         n = 0
         act_ok, vmae, pol_ok = [], [], []
         for i in range(0, len(pos), 128):
-            tokens, actions, mask, rows = self.pd.batch(pos[i:i + 128])
+            tokens, actions, mask, rows = self.pd.batch(pos[i:i + 128], width=self.cfg.pad_moves)
             outs = self._fwd(params, self.jnp.asarray(tokens), self.jnp.asarray(actions))
             lp, val = np.asarray(outs["log_probs"]), outs.get("value")
             r = rows[mask]
