@@ -1,0 +1,17 @@
+#!/bin/bash
+# On the lent GPU machine (training/CAMPAIGN.md, "On a lent GPU machine"), first call: start a labelling
+# burst in the background and return. Carry .dev/lab (stockfish.xz, fens.txt, py/chess).
+#   bash training/device/lab.sh SECONDS [SEED0] [WORKERS]
+# A second burst in the same lease: pass a new SEED0; the FENs are labelled only by the first.
+set -e
+secs=${1:?seconds}; seed0=${2:-20000000}; workers=${3:-14}
+mkdir -p /tmp/code /tmp/labpack
+cp -r training/glimpse_train /tmp/code/   # the tree is replaced by the next call: run from a copy
+cp -r .dev/lab/py /tmp/labpack/
+if [ -e /tmp/lab.done-fens ]; then : > /tmp/labpack/fens.txt; else cp .dev/lab/fens.txt /tmp/labpack/; touch /tmp/lab.done-fens; fi
+[ -x /tmp/sf ] || { xz -dc .dev/lab/stockfish.xz > /tmp/sf; chmod +x /tmp/sf; }
+echo uci | /tmp/sf | head -1; nproc
+out=/tmp/lab-$seed0
+cd /tmp && PYTHONPATH=/tmp/code:/tmp/labpack/py setsid nohup ${PY:-python3} -m glimpse_train.remote label --pack /tmp/labpack \
+  --stockfish /tmp/sf --workers "$workers" --seconds "$secs" --seed0 "$seed0" --out "$out" > "$out.log" 2>&1 < /dev/null &
+echo "labelling into $out for $secs s"

@@ -1,0 +1,12 @@
+#!/bin/bash
+# On the lent GPU machine, second call: start training in the background and return. Carry .dev/pack
+# (made here by `remote pack`, fens.txt moved to .dev/lab). Extra arguments go to `remote train`.
+#   bash training/device/train.sh SECONDS [--lr 1e-3 --decay-frac 0.4 ...]
+set -e
+secs=${1:?seconds}; shift
+mkdir -p /tmp/code /tmp/g
+cp -r training/glimpse_train /tmp/code/
+rm -rf /tmp/g/pack; cp -r .dev/pack /tmp/g/pack
+cd /tmp && PYTHONPATH=/tmp/code:/tmp/g/pack/py setsid nohup ${PY:-python3} -m glimpse_train.remote train --pack /tmp/g/pack \
+  --work /tmp/g/work --seconds "$secs" --batch 1024 --snapshot-minutes 2 "$@" > /tmp/train.log 2>&1 < /dev/null &
+sleep 15; cat /tmp/train.log
