@@ -173,6 +173,19 @@ fn engine_plays_it_over_uci_with_both_choices_and_mcts() {
     for (g, w) in got.iter().zip(&want) {
         assert!(g.abs_diff(*w) <= 1, "{pv}: want {want:?}");
     }
+    // The blend of both heads, as `analyse` ranks it with `MoveChoice::Blend`.
+    let mut m = load();
+    let mut a = analyse(&mut m, &Game::startpos(), &[]).unwrap();
+    a.choice = MoveChoice::Blend;
+    let want = a.moves[a.best().unwrap()].uci.clone();
+    e.send("setoption name MoveChoice value blend");
+    e.send("position startpos");
+    let lines = e.go("depth 1");
+    assert_eq!(
+        bestmove(&lines).0.as_deref(),
+        Some(want.as_str()),
+        "{lines:#?}"
+    );
     // A bad value is refused and the old one kept.
     e.send("setoption name MoveChoice value sideways");
     e.send("setoption name MoveChoice value q");

@@ -25,23 +25,37 @@ pub enum MoveChoice {
     /// The policy head's P(a | s) (nets of kind `multi_action_value_policy`); a mate in one
     /// comes first, and a repetition draw is avoided while another move has Q > 0.5.
     Policy,
+    /// Both heads: Q after the rules + [`BLEND_WEIGHT`] · ln P(a | s) (P floored at
+    /// [`BLEND_MIN_POLICY`]); a mate in one comes first. Q alone without a policy head.
+    Blend,
 }
 
+/// Weight of ln P(a | s) against Q (win probability, 0–1) under [`MoveChoice::Blend`]: a move the
+/// policy finds e times likelier is worth 0.05 more win probability. Chosen on the 5,761 held-out
+/// positions (`weights/README.md`, "Blending the heads"): on the c26 net's int8 twin, action accuracy
+/// 34.09 % (Q) / 34.16 % (policy) / 34.77, 35.15, **35.22**, 35.13, 35.13 % for weights 0.02, 0.03,
+/// 0.05, 0.07, 0.1; on the c24 twin 32.98 / 33.52 / 33.64, 33.95, **33.95**, 33.87, 33.85 %.
+pub const BLEND_WEIGHT: f32 = 0.05;
+/// The policy probability below which [`MoveChoice::Blend`] counts a move as this unlikely (keeps
+/// ln P finite: at most 0.69 of win probability).
+pub const BLEND_MIN_POLICY: f32 = 1e-6;
+
 /// The `MoveChoice` values, in option order.
-pub const MOVE_CHOICES: &[&str] = &["q", "policy"];
-/// The `MoveChoice` default: `policy`. On `glimpse-l6d128-c2` (the default net when it was measured) the policy head
-/// picks Stockfish's best move in 24.8 % of the 5,761 held-out positions against 22.7 % for argmax
-/// Q, and solves 26.6 % of the 2,893 Lichess puzzles against 25.2 % (71 puzzles solved only by
-/// `policy`, 31 only by `q`: McNemar p = 1e-4); `weights/README.md` has the commands. (The enum's
+pub const MOVE_CHOICES: &[&str] = &["q", "policy", "blend"];
+/// The `MoveChoice` default: `blend`. On the c24 int8 twin (the default net when it was measured), a
+/// searchless SPRT(0, 10) of `blend` against `policy` at 5+0.05 accepted H1 after 564 games, +45.8 ± 23.0
+/// Elo (`weights/README.md`, "Blending the heads", has the command). `policy` had replaced `q` before on
+/// held-out accuracy and puzzles (24.8 % vs 22.7 %, 26.6 % vs 25.2 % on `glimpse-l6d128-c2`). (The enum's
 /// own default stays [`MoveChoice::Q`], what [`analyse`] returns.)
-pub const MOVE_CHOICE_DEFAULT: &str = "policy";
+pub const MOVE_CHOICE_DEFAULT: &str = "blend";
 
 impl MoveChoice {
-    /// Parses `q` or `policy` (case-insensitive).
+    /// Parses `q`, `policy` or `blend` (case-insensitive).
     pub fn parse(s: &str) -> Option<MoveChoice> {
         match s.trim().to_ascii_lowercase().as_str() {
             "q" => Some(MoveChoice::Q),
             "policy" => Some(MoveChoice::Policy),
+            "blend" => Some(MoveChoice::Blend),
             _ => None,
         }
     }
@@ -94,18 +108,25 @@ impl Analysis {
     /// The value the move at `i` is ranked by: under [`MoveChoice::Q`], `win_prob` (for a
     /// repetition draw, 0.5 + [`Analysis::draw_shift`]); under [`MoveChoice::Policy`] its policy
     /// probability, 2 for a mate in one, and 0 for a repetition draw while some other move has
-    /// Q above the draw's value (0.5 + `draw_shift`).
+    /// Q above the draw's value (0.5 + `draw_shift`); under [`MoveChoice::Blend`] the `Q` key +
+    /// [`BLEND_WEIGHT`] · ln max(P, [`BLEND_MIN_POLICY`]), and 2 for a mate in one. Both fall back to
+    /// the `Q` key when a move has no policy value.
     pub fn key(&self, i: usize) -> f32 {
         let m = &self.moves[i];
-        if self.choice != MoveChoice::Policy || self.moves.iter().any(|m| m.policy.is_none()) {
-            return if m.repetition {
-                REPETITION_VALUE + self.draw_shift
-            } else {
-                m.win_prob
-            };
+        let q_key = if m.repetition {
+            REPETITION_VALUE + self.draw_shift
+        } else {
+            m.win_prob
+        };
+        if self.choice == MoveChoice::Q || self.moves.iter().any(|m| m.policy.is_none()) {
+            return q_key;
         }
         if m.win_prob >= 1.0 {
             return 2.0;
+        }
+        if self.choice == MoveChoice::Blend {
+            let p = m.policy.unwrap_or(0.0).max(BLEND_MIN_POLICY);
+            return q_key + BLEND_WEIGHT * p.ln();
         }
         let draw = REPETITION_VALUE + self.draw_shift;
         let winning = self

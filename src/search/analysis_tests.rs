@@ -138,6 +138,43 @@ fn move_choice_policy_ranks_by_the_policy_with_the_rules() {
 }
 
 #[test]
+fn move_choice_blend_adds_the_weighted_log_policy_to_q() {
+    // Q prefers move 0 by 0.02; the policy finds move 1 twice as likely: 0.05 · ln 2 = 0.035 > 0.02.
+    let mut a = Analysis {
+        moves: vec![
+            with(1, 0.62, 0.3, false),
+            with(2, 0.60, 0.6, false),
+            with(3, 0.30, 0.1, false),
+        ],
+        choice: MoveChoice::Blend,
+        ..Analysis::default()
+    };
+    assert_eq!(a.best(), Some(1));
+    let want = 0.60 + BLEND_WEIGHT * 0.6f32.ln();
+    assert!((a.key(1) - want).abs() < 1e-6, "{} vs {want}", a.key(1));
+    // A Q lead larger than the policy's ln-ratio term wins: Q 0.70 against 0.60 + 0.035.
+    a.moves[0].win_prob = 0.70;
+    assert_eq!(a.best(), Some(0));
+    assert_eq!(a.ranking(), vec![0, 1, 2]);
+    // A zero policy is floored, not −∞.
+    a.moves[2].policy = Some(0.0);
+    assert!(a.key(2).is_finite() && a.key(2) < a.key(1));
+    // A mate in one comes first whatever the policy says.
+    a.moves[2].win_prob = 1.0;
+    assert_eq!(a.best(), Some(2));
+    // The repetition rule's value enters as under Q: with DrawScore −20 a repeating move is worth
+    // 0.4 + the policy term.
+    a.moves[2] = with(3, 0.5, 0.1, true);
+    a.draw_shift = -0.1;
+    assert!((a.key(2) - (0.4 + BLEND_WEIGHT * 0.1f32.ln())).abs() < 1e-6);
+    // Without a policy value anywhere the blend is Q.
+    a.moves[1].policy = None;
+    assert_eq!(a.key(0), a.moves[0].win_prob);
+    assert_eq!(MoveChoice::parse("BLEND"), Some(MoveChoice::Blend));
+    assert!(MOVE_CHOICES.contains(&"blend"));
+}
+
+#[test]
 fn draw_score_steers_repetitions_in_both_move_choices() {
     // The side to move sees every move as a little worse than level (Q 0.45, 0.40) but one repeats
     // the position: a draw, 0.5 at DrawScore 0.
