@@ -8,6 +8,8 @@ secs=${1:?seconds}; seed0=${2:-20000000}; workers=${3:-14}
 mkdir -p /tmp/code /tmp/labpack
 cp -r training/glimpse_train /tmp/code/   # the tree is replaced by the next call: run from a copy
 cp -r .dev/lab/py /tmp/labpack/
+# A pack too large for one call leaves its start net here; train.sh takes it from /tmp/g.
+if [ -f .dev/lab/start.onnx ]; then mkdir -p /tmp/g && cp .dev/lab/start.onnx /tmp/g/start.onnx; fi
 if [ -e /tmp/lab.done-fens ]; then : > /tmp/labpack/fens.txt; else cp .dev/lab/fens.txt /tmp/labpack/; touch /tmp/lab.done-fens; fi
 [ -x /tmp/sf ] || { xz -dc .dev/lab/stockfish.xz > /tmp/sf; chmod +x /tmp/sf; }
 echo uci | /tmp/sf | head -1; nproc
