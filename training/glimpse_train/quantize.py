@@ -187,11 +187,11 @@ def compare(net: str, twin: str, positions: int = 64, seed: int = 0) -> dict:
 
 
 def heldout(nets: list[str], shared: str, cache: str) -> dict[str, dict]:
-    """Held-out action accuracy, policy-head accuracy and Kendall τ of each net on the campaign's fixed split
+    """Held-out action accuracy, policy-head and ``MoveChoice blend`` accuracy and Kendall τ of each net on the campaign's fixed split
     (the validation positions of ``<shared>/data/labels``), as the campaign computes them."""
     import glob
 
-    from .campaign import HeldOut, policy_accuracy
+    from .campaign import HeldOut, head_accuracies
     from .data import MemDataset
     from .evaluate import eval_validation
     from .kinds.multi_action_value import MAVPolicy
@@ -204,7 +204,7 @@ def heldout(nets: list[str], shared: str, cache: str) -> dict[str, dict]:
     for n in nets:
         rep = eval_validation(MAVPolicy(n), held)
         out[n] = {"val_positions": rep["val_positions"], "action_accuracy": rep["action_accuracy"],
-                  "kendall_tau": rep["kendall_tau"], "policy_accuracy": policy_accuracy(n, held)}
+                  "kendall_tau": rep["kendall_tau"], **head_accuracies(n, held)}
     return out
 
 
@@ -244,8 +244,9 @@ def main(argv=None) -> int:
         report["heldout"] = h
         for n, r in h.items():
             pol = "n/a" if r["policy_accuracy"] is None else f"{100 * r['policy_accuracy']:.2f} %"
+            bl = "n/a" if r["blend_accuracy"] is None else f"{100 * r['blend_accuracy']:.2f} %"
             print(f"quantize: held-out {os.path.basename(n)}: {r['val_positions']} positions, action accuracy "
-                  f"{100 * r['action_accuracy']:.2f} %, policy head {pol}, Kendall tau {r['kendall_tau']:.4f}")
+                  f"{100 * r['action_accuracy']:.2f} %, policy head {pol}, blend {bl}, Kendall tau {r['kendall_tau']:.4f}")
     print(json.dumps(report, default=str))
     return 0
 

@@ -123,3 +123,25 @@ def test_source_of_inverts_default_out():
     assert q.source_of("w/a-int8.onnx") == "w/a.onnx"
     assert q.source_of(q.default_out("w/glimpse-l6d128-c16.onnx")) == "w/glimpse-l6d128-c16.onnx"
     assert q.source_of("w/a.onnx") == "w/a.onnx"  # a float32 default is its own source
+
+
+def test_heldout_blend_accuracy_spans_q_and_policy(tiny, tmp_path):
+    """``head_accuracies`` scores ``MoveChoice blend`` as the engine does: with weight 0 it is argmax Q
+    (``eval_validation``'s action accuracy), with a huge weight the policy head's argmax."""
+    import glob
+
+    from glimpse_train.campaign import HeldOut, head_accuracies
+    from glimpse_train.data import MemDataset
+    from glimpse_train.evaluate import eval_validation
+    from glimpse_train.kinds.multi_action_value import MAVPolicy
+
+    shared = os.environ.get("GLIMPSE_SHARED", os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data", "shared"))
+    files = sorted(glob.glob(os.path.join(shared, "data", "labels", "*.tsv.gz")))
+    held = HeldOut(MemDataset(files, str(tmp_path / "cache"), lambda *_: None), shared)
+    assert len(held.val_rows) > 0
+    q_only = head_accuracies(tiny, held, blend_weight=0.0)
+    p_only = head_accuracies(tiny, held, blend_weight=1e6)
+    default = head_accuracies(tiny, held)
+    assert q_only["blend_accuracy"] == pytest.approx(eval_validation(MAVPolicy(tiny), held)["action_accuracy"])
+    assert p_only["blend_accuracy"] == pytest.approx(p_only["policy_accuracy"])
+    assert default["policy_accuracy"] == p_only["policy_accuracy"] and 0.0 <= default["blend_accuracy"] <= 1.0
