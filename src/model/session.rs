@@ -19,6 +19,7 @@ use super::kinds::{self, ExtraOutput, ModelKind};
 use super::precision::Precision;
 use super::runtime::{guarded, runtime};
 use super::tokenizer::tokenize;
+use super::trt_cache;
 use ort::environment::Environment;
 use ort::ep;
 use ort::session::builder::{GraphOptimizationLevel, SessionBuilder};
@@ -133,6 +134,27 @@ enum Source<'a> {
     Bytes(&'a [u8]),
 }
 
+/// The TensorRT provider with its engine and timing caches on disk ([`trt_cache`]); without caches
+/// when the model cannot be read or the cache directory cannot be created.
+fn tensorrt_with_caches(src: &Source<'_>) -> ep::TensorRT {
+    let trt = ep::TensorRT::default();
+    let bytes = match src {
+        Source::File(p) => match std::fs::read(p) {
+            Ok(b) => std::borrow::Cow::Owned(b),
+            Err(_) => return trt,
+        },
+        Source::Bytes(b) => std::borrow::Cow::Borrowed(*b),
+    };
+    match trt_cache::prepare(&bytes) {
+        Ok(c) => trt
+            .with_engine_cache(true)
+            .with_engine_cache_path(c.engine_dir.display())
+            .with_timing_cache(true)
+            .with_timing_cache_path(c.timing_dir.display()),
+        Err(_) => trt,
+    }
+}
+
 fn session_for(
     env: &Environment,
     src: &Source<'_>,
@@ -166,7 +188,7 @@ fn session_for(
             .map_err(e)?,
         Backend::TensorRt => builder
             .with_execution_providers([
-                ep::TensorRT::default().build().error_on_failure(),
+                tensorrt_with_caches(src).build().error_on_failure(),
                 ep::CUDA::default().build(),
             ])
             .map_err(e)?,

@@ -1,0 +1,36 @@
+#!/bin/bash
+# Here, before a lent GPU machine's calls (issue 15, item 5: `glimpse bench` with the CUDA and TensorRT
+# execution providers): the onnxruntime-gpu 1.31.1 libraries split into parts that fit one call each
+# (.dev/gpu1 … .dev/gpuN, 55 MB apiece), and a last folder with the release binary, the default net's
+# float32 source, its int8 twin and a float16 copy (onnxruntime.transformers.float16, inputs and outputs
+# kept). Needs the venv (`make train-setup`) and `make build`. Then on the device, one call per folder in
+# order, each carrying it: `bash tools/device/gpu-bench.sh .dev/gpuK`; the last call runs the benches.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+kit=.dev/ortgpu
+mkdir -p "$kit"
+if [ ! -f "$kit/ort-gpu.tar.xz" ]; then
+  .venv/bin/python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+    --platform manylinux_2_28_x86_64 -d "$kit" onnxruntime-gpu==1.31.1
+  (cd "$kit" && unzip -o -q -j onnxruntime_gpu-1.31.1-*.whl 'onnxruntime/capi/libonnxruntime*.so*' \
+    && tar cf - libonnxruntime*.so* | xz -9 -T2 > ort-gpu.tar.xz.tmp && mv ort-gpu.tar.xz.tmp ort-gpu.tar.xz \
+    && rm -f libonnxruntime*.so*)
+fi
+rm -rf .dev/gpu[0-9]* "$kit"/part-*
+split -b 55M -d -a 1 "$kit/ort-gpu.tar.xz" "$kit/part-"
+n=0
+for p in "$kit"/part-*; do n=$((n + 1)); mkdir -p ".dev/gpu$n"; mv "$p" ".dev/gpu$n/"; done
+n=$((n + 1)); last=".dev/gpu$n"; mkdir -p "$last"
+net=$(cat weights/DEFAULT); src=${net%-int8.onnx}.onnx
+cp target/release/glimpse "$last/glimpse"
+cp "weights/$net" "$last/int8.onnx"; cp "weights/$src" "$last/fp32.onnx"
+.venv/bin/python - "$last/fp32.onnx" "$last/fp16.onnx" <<'PY'
+import sys, onnx
+from onnxruntime.transformers.float16 import convert_float_to_float16
+m = convert_float_to_float16(onnx.load(sys.argv[1]), keep_io_types=True)
+meta = {p.key: p.value for p in m.metadata_props}; meta["glimpse.precision"] = "fp16"
+onnx.helper.set_model_props(m, meta); onnx.save(m, sys.argv[2])
+PY
+touch "$last/RUN"
+du -sh .dev/gpu[0-9]*
+echo "calls: $(for d in .dev/gpu[0-9]*; do printf '%s ' "$d"; done)(each: bash tools/device/gpu-bench.sh DIR, carry DIR)"
