@@ -359,8 +359,10 @@ def main(argv=None) -> None:
 
             known = labelstore.known_keys(labelstore.label_files(a.shared, a.store))
             pos = os.path.join(a.shared, "data", "positions")
-            # A seed of its own: the campaign walks these files in seed 7's order from the start.
-            pool = epd_source(os.path.join(pos, "popularpos_lichess_v3.epd"), a.fens_seed)[::-1]
+            # A seed of its own: the campaign walks these files in seed 7's order from the start. Popular
+            # positions first; endgame starts once every popular one is labelled (session 14).
+            pool = [f for name in ("popularpos_lichess_v3.epd", "endgames.epd")
+                    for f in epd_source(os.path.join(pos, name), a.fens_seed)[::-1]]
             fens, _ = take_new(pool, 0, a.fens, known)
         cfg = json.load(open(a.run_config))
         log_line(f"pack: {pack(a.out, a.shared, a.store, a.cache, a.start, cfg, fens, log_line)}")
