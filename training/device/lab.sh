@@ -1,6 +1,7 @@
 #!/bin/bash
 # On the lent GPU machine (training/CAMPAIGN.md, "On a lent GPU machine"), first call: start a labelling
-# burst in the background and return. Carry .dev/lab (stockfish.xz, fens.txt, py/chess).
+# burst in the background and return. Carry .dev/lab (stockfish.xz, fens.txt, py/chess; and pack/ with some
+# of the pack's files when the pack alone would pass 64 MiB).
 #   bash training/device/lab.sh SECONDS [SEED0] [WORKERS]
 # A second burst in the same lease: pass a new SEED0; the FENs are labelled only by the first.
 set -e
@@ -8,8 +9,9 @@ secs=${1:?seconds}; seed0=${2:-20000000}; workers=${3:-14}
 mkdir -p /tmp/code /tmp/labpack
 cp -r training/glimpse_train /tmp/code/   # the tree is replaced by the next call: run from a copy
 cp -r .dev/lab/py /tmp/labpack/
-# A pack too large for one call leaves its start net here; train.sh takes it from /tmp/g.
-if [ -f .dev/lab/start.onnx ]; then mkdir -p /tmp/g && cp .dev/lab/start.onnx /tmp/g/start.onnx; fi
+# A pack too large for one call sends some of its files (the start net, row_p.npy.xz, ...) in .dev/lab/pack/;
+# train.sh adds them to the pack from /tmp/g/pack-extra.
+if [ -d .dev/lab/pack ]; then mkdir -p /tmp/g/pack-extra && cp .dev/lab/pack/* /tmp/g/pack-extra/; fi
 if [ -e /tmp/lab.done-fens ]; then : > /tmp/labpack/fens.txt; else cp .dev/lab/fens.txt /tmp/labpack/; touch /tmp/lab.done-fens; fi
 [ -x /tmp/sf ] || { xz -dc .dev/lab/stockfish.xz > /tmp/sf; chmod +x /tmp/sf; }
 echo uci | /tmp/sf | head -1; nproc
