@@ -7,8 +7,8 @@
 end=$(( $(date +%s) + ${1:-100000} ))
 while true; do
   # One tar of every burst's shards and summary: a call returns only a few files (the rest are left out).
-  ( cd /tmp && ls -d lab-*/ > /dev/null 2>&1 && tar cf "$OUT/labs.tar.tmp" $(ls -d lab-*/*.gz lab-*/label-summary.json 2>/dev/null) \
-    && mv "$OUT/labs.tar.tmp" "$OUT/labs.tar" )
+  shopt -s nullglob; files=(/tmp/lab-*/*.gz /tmp/lab-*/label-summary.json); shopt -u nullglob
+  if [ ${#files[@]} -gt 0 ]; then tar cf "$OUT/labs.tar.tmp" -C /tmp "${files[@]#/tmp/}" && mv "$OUT/labs.tar.tmp" "$OUT/labs.tar"; fi
   if [ -f /tmp/g/work/out/latest.onnx ]; then cp /tmp/g/work/out/latest.onnx "$OUT/latest.onnx.tmp" && mv "$OUT/latest.onnx.tmp" "$OUT/latest.onnx"; fi
   cat /tmp/train.log /tmp/lab-*.log > "$OUT/logs.txt" 2>/dev/null
   pgrep -f "glimpse_train.remote" > /dev/null || break

@@ -7,9 +7,7 @@ secs=${1:?seconds}; shift
 mkdir -p /tmp/code /tmp/g
 cp -r training/glimpse_train /tmp/code/
 rm -rf /tmp/g/pack; cp -r .dev/pack /tmp/g/pack
-for f in /tmp/g/pack-extra/*; do  # pack files sent by lab.sh (.dev/lab/pack/)
-  [ -e "$f" ] && [ ! -e "/tmp/g/pack/$(basename "$f")" ] && cp "$f" /tmp/g/pack/
-done
+cp -n /tmp/g/pack-extra/* /tmp/g/pack/ 2>/dev/null || true  # pack files sent by lab.sh (.dev/lab/pack/)
 cd /tmp && PYTHONPATH=/tmp/code:/tmp/g/pack/py setsid nohup ${PY:-python3} -m glimpse_train.remote train --pack /tmp/g/pack \
   --work /tmp/g/work --seconds "$secs" --batch 1024 --snapshot-minutes 2 "$@" > /tmp/train.log 2>&1 < /dev/null &
 sleep 15; cat /tmp/train.log
