@@ -6,6 +6,7 @@
 //! - [`runtime`]: ONNX Runtime library discovery (once per process).
 //! - [`session`]: one ORT session, execution providers, the model contract checked at load.
 //! - [`trt_cache`]: TensorRT engine and timing caches on disk, keyed by the model's SHA-256.
+//! - [`trt_profile`]: the TensorRT optimisation profile that covers every input shape the engine sends.
 //! - [`kinds`]: one file per model kind (rows in, values out) and the registry by `glimpse.kind`.
 //! - [`backend`]: the [`Evaluator`] interface both searches call, and [`Network`] over a session.
 //! - [`cache`], [`split`]: wrappers around an evaluator (result cache, batch splitting).
@@ -26,6 +27,7 @@ pub mod slot;
 pub mod split;
 pub mod tokenizer;
 pub mod trt_cache;
+pub mod trt_profile;
 
 pub use backend::{EvalRequest, EvalStats, Evaluated, Evaluator, MoveValue, Network, Scores};
 pub use error::ModelError;

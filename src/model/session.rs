@@ -19,7 +19,7 @@ use super::kinds::{self, ExtraOutput, ModelKind};
 use super::precision::Precision;
 use super::runtime::{guarded, runtime};
 use super::tokenizer::tokenize;
-use super::trt_cache;
+use super::{trt_cache, trt_profile};
 use ort::environment::Environment;
 use ort::ep;
 use ort::session::builder::{GraphOptimizationLevel, SessionBuilder};
@@ -134,10 +134,12 @@ enum Source<'a> {
     Bytes(&'a [u8]),
 }
 
-/// The TensorRT provider with its engine and timing caches on disk ([`trt_cache`]); without caches
-/// when the model cannot be read or the cache directory cannot be created.
-fn tensorrt_with_caches(src: &Source<'_>) -> ep::TensorRT {
-    let trt = ep::TensorRT::default();
+/// The TensorRT provider with its engine and timing caches on disk ([`trt_cache`]) and one
+/// optimisation profile over every input shape the engine sends ([`trt_profile`]), so that no engine is
+/// rebuilt mid-game; without caches or profile when the model cannot be read or inspected, or the cache
+/// directory cannot be created.
+fn tensorrt_provider(env: &Environment, src: &Source<'_>) -> ep::TensorRT {
+    let mut trt = ep::TensorRT::default();
     let bytes = match src {
         Source::File(p) => match std::fs::read(p) {
             Ok(b) => std::borrow::Cow::Owned(b),
@@ -145,6 +147,12 @@ fn tensorrt_with_caches(src: &Source<'_>) -> ep::TensorRT {
         },
         Source::Bytes(b) => std::borrow::Cow::Borrowed(*b),
     };
+    if let Some(p) = input_dims(env, &bytes).and_then(|i| trt_profile::for_inputs(&i)) {
+        trt = trt
+            .with_profile_min_shapes(p.min)
+            .with_profile_opt_shapes(p.opt)
+            .with_profile_max_shapes(p.max);
+    }
     match trt_cache::prepare(&bytes) {
         Ok(c) => trt
             .with_engine_cache(true)
@@ -153,6 +161,22 @@ fn tensorrt_with_caches(src: &Source<'_>) -> ep::TensorRT {
             .with_timing_cache_path(c.timing_dir.display()),
         Err(_) => trt,
     }
+}
+
+/// The model's inputs as `(name, dims)`, dims ≤ 0 dynamic, read by an unoptimised CPU session (tens of
+/// milliseconds; only when TensorRT is chosen). `None` when the bytes do not load.
+fn input_dims(env: &Environment, bytes: &[u8]) -> Option<Vec<(String, Vec<i64>)>> {
+    let session = Session::builder(env)
+        .ok()?
+        .with_optimization_level(GraphOptimizationLevel::Disable)
+        .ok()?
+        .commit_from_memory(bytes)
+        .ok()?;
+    session
+        .inputs()
+        .iter()
+        .map(|i| outlet_shape(i.dtype()).map(|(_, dims)| (i.name().to_string(), dims)))
+        .collect()
 }
 
 fn session_for(
@@ -188,7 +212,7 @@ fn session_for(
             .map_err(e)?,
         Backend::TensorRt => builder
             .with_execution_providers([
-                tensorrt_with_caches(src).build().error_on_failure(),
+                tensorrt_provider(env, src).build().error_on_failure(),
                 ep::CUDA::default().build(),
             ])
             .map_err(e)?,

@@ -16,7 +16,8 @@ cat /tmp/ortgpu/part-* | xz -dc | tar x -C /tmp/ortgpu/lib || exit 1
 cp "$dir"/*.onnx /tmp/ortgpu/nets/ && cp "$dir/glimpse" /tmp/ortgpu/glimpse && chmod +x /tmp/ortgpu/glimpse
 site=$(python3 -c 'import site; print(site.getsitepackages()[0])')
 export ORT_DYLIB_PATH=/tmp/ortgpu/lib/libonnxruntime.so.1.31.1
-export LD_LIBRARY_PATH=/tmp/ortgpu/lib:$(find "$site/nvidia" -name 'lib*.so*' -printf '%h\n' 2>/dev/null | sort -u | paste -sd:)
+# CUDA 13 / cuDNN 9 from the nvidia-* wheels; TensorRT 10 (libnvinfer) from tensorrt_libs when installed.
+export LD_LIBRARY_PATH=/tmp/ortgpu/lib:$(find "$site/nvidia" "$site/tensorrt_libs" -name 'lib*.so*' -printf '%h\n' 2>/dev/null | sort -u | paste -sd:)
 export GLIMPSE_TRT_CACHE=/tmp/ortgpu/trt-cache
 out=${OUT:-/tmp}/gpu-bench.txt
 end=$(( $(date +%s) + ${BENCH_SECONDS:-400} ))
@@ -24,12 +25,19 @@ run() {  # one bench, at most 120 s and never past the cap
   local left=$(( end - $(date +%s) )); [ "$left" -gt 5 ] || return 0
   [ "$left" -lt 120 ] || left=120
   echo "### glimpse bench $*" >> "$out"
-  timeout "$left" /tmp/ortgpu/glimpse bench "$@" >> "$out" 2>&1; echo "(exit $?)" >> "$out"
+  local t0=$(date +%s.%N)   # the wall time includes loading, so a TensorRT engine build shows
+  timeout "$left" /tmp/ortgpu/glimpse bench "$@" >> "$out" 2>&1; local rc=$?
+  echo "(exit $rc, $(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $t0 }") s wall)" >> "$out"
 }
-{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; nproc; } > "$out" 2>&1
-for net in fp32 fp16 int8; do run --backend cuda --weights /tmp/ortgpu/nets/$net.onnx --reps 3; done
-run --backend tensorrt --weights /tmp/ortgpu/nets/fp32.onnx --reps 3
-run --backend tensorrt --weights /tmp/ortgpu/nets/fp32.onnx --reps 3 --no-batches   # second load: cached engines
-for net in fp32 fp16; do run --backend cuda --weights /tmp/ortgpu/nets/$net.onnx --mcts --nodes 400 --reps 1; done
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; nproc
+  echo "libnvinfer: $(find / -name 'libnvinfer.so.10*' -not -path '/proc/*' 2>/dev/null | head -3 | paste -sd' ')"; } > "$out" 2>&1
+for net in fp32 fp16; do run --backend cuda --weights /tmp/ortgpu/nets/$net.onnx --reps 3; done
+run --backend tensorrt --weights /tmp/ortgpu/nets/fp32.onnx --reps 3   # builds the engine (one profile)
+run --backend tensorrt --weights /tmp/ortgpu/nets/fp32.onnx --reps 3 --no-batches   # second load: cached engine
+run --backend tensorrt --weights /tmp/ortgpu/nets/fp16.onnx --reps 3
+run --backend cuda --weights /tmp/ortgpu/nets/int8.onnx --reps 3 --no-batches
+run --backend cuda --weights /tmp/ortgpu/nets/fp32.onnx --mcts --nodes 400 --reps 1
+run --backend tensorrt --weights /tmp/ortgpu/nets/fp16.onnx --mcts --nodes 400 --reps 1
 run --backend cpu --weights /tmp/ortgpu/nets/int8.onnx --reps 3 --no-batches   # this host's CPU, for scale
+ls -la "$GLIMPSE_TRT_CACHE" "$GLIMPSE_TRT_CACHE"/* >> "$out" 2>&1
 tail -c 6000 "$out"

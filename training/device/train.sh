@@ -8,6 +8,10 @@ mkdir -p /tmp/code /tmp/g
 cp -r training/glimpse_train /tmp/code/
 rm -rf /tmp/g/pack; cp -r .dev/pack /tmp/g/pack
 cp -n /tmp/g/pack-extra/* /tmp/g/pack/ 2>/dev/null || true  # pack files sent by lab.sh (.dev/lab/pack/)
+# JAX's persistent compilation cache: the step's compile took ~95 s on each lease. collect.sh brings the
+# cache back as jaxcache.tar; put it in .dev/pack/ for the next lease (it hits on the same GPU and jax).
+export JAX_COMPILATION_CACHE_DIR=/tmp/g/jaxcache; mkdir -p "$JAX_COMPILATION_CACHE_DIR"
+if [ -f /tmp/g/pack/jaxcache.tar ]; then tar xf /tmp/g/pack/jaxcache.tar -C /tmp/g; fi
 cd /tmp && PYTHONPATH=/tmp/code:/tmp/g/pack/py setsid nohup ${PY:-python3} -m glimpse_train.remote train --pack /tmp/g/pack \
   --work /tmp/g/work --seconds "$secs" --batch 1024 --snapshot-minutes 2 "$@" > /tmp/train.log 2>&1 < /dev/null &
 sleep 15; cat /tmp/train.log

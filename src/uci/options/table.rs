@@ -160,7 +160,7 @@ pub fn declarations(cores: usize) -> Vec<OptionDecl> {
         OptionDecl {
             name: MINIBATCH_SIZE.name,
             applies: Applies::Mcts,
-            kind: OptionKind::Spin { default: mcts::MINIBATCH, min: 1, max: 1024 },
+            kind: OptionKind::Spin { default: mcts::MINIBATCH, min: 1, max: crate::model::trt_profile::MAX_ROWS },
             help: "MCTS: leaves gathered (with virtual loss) per network run",
         },
         OptionDecl {
