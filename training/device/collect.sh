@@ -1,14 +1,24 @@
 #!/bin/bash
-# On the lent GPU machine, last call: every 10 s copy the label shards (as one labs.tar: unpack it here, then
-# `remote import` each lab-* folder), the newest ONNX snapshot, JAX's compilation cache (jaxcache.tar) and the
-# logs to $OUT, until no `remote` job runs or MAX_SECONDS pass. What is under $OUT comes back even when the
-# call runs out of time, but not when the machine is taken back mid-call: several short calls lose less.
+# On the lent GPU machine, last call: every 10 s copy the label shards (as labs-N.tar: unpack them all here,
+# then `remote import` each lab-* folder), the newest ONNX snapshot, JAX's compilation cache (jaxcache.tar)
+# and the logs to $OUT, until no `remote` job runs or MAX_SECONDS pass. What is under $OUT comes back even
+# when the call runs out of time, but not when the machine is taken back mid-call: several short calls lose
+# less.
 #   bash training/device/collect.sh [MAX_SECONDS]
 end=$(( $(date +%s) + ${1:-100000} ))
 while true; do
-  # One tar of every burst's shards and summary: a call returns only a few files (the rest are left out).
-  shopt -s nullglob; files=(/tmp/lab-*/*.gz /tmp/lab-*/label-summary.json); shopt -u nullglob
-  if [ ${#files[@]} -gt 0 ]; then tar cf "$OUT/labs.tar.tmp" -C /tmp "${files[@]#/tmp/}" && mv "$OUT/labs.tar.tmp" "$OUT/labs.tar"; fi
+  # The shards and summaries of every burst in a few tars (labs-0.tar, labs-1.tar, ...) of at most
+  # TAR_BYTES each: a call returns only 8 files, and a file of 17 MB came back "left out (size)" (session 15).
+  shopt -s nullglob; files=(/tmp/lab-*/label-summary.json /tmp/lab-*/*.gz); shopt -u nullglob
+  k=0; size=0; group=()
+  for f in "${files[@]}" END; do
+    b=0; [ "$f" = END ] || b=$(stat -c %s "$f")
+    if [ ${#group[@]} -gt 0 ] && { [ "$f" = END ] || [ $((size + b)) -gt "${TAR_BYTES:-12000000}" ]; }; then
+      tar cf "$OUT/labs-$k.tar.tmp" -C /tmp "${group[@]#/tmp/}" && mv "$OUT/labs-$k.tar.tmp" "$OUT/labs-$k.tar"
+      k=$((k + 1)); size=0; group=()
+    fi
+    [ "$f" = END ] || { group+=("$f"); size=$((size + b)); }
+  done
   if [ -f /tmp/g/work/out/latest.onnx ]; then cp /tmp/g/work/out/latest.onnx "$OUT/latest.onnx.tmp" && mv "$OUT/latest.onnx.tmp" "$OUT/latest.onnx"; fi
   if [ -n "$(ls -A /tmp/g/jaxcache 2>/dev/null)" ]; then tar cf "$OUT/jaxcache.tar.tmp" -C /tmp/g jaxcache && mv "$OUT/jaxcache.tar.tmp" "$OUT/jaxcache.tar"; fi
   cat /tmp/train.log /tmp/lab-*.log > "$OUT/logs.txt" 2>/dev/null
