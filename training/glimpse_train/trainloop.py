@@ -17,6 +17,8 @@ A subclass says what a batch is and how it is scored:
   over the batch's items (axis 0 of every array), so that micro-batches average to the batch's loss;
 - ``train_items`` (1-D array of the items a step draws from: rows or positions) and ``val_items``;
 - ``make_batch(items)`` -> (tuple of numpy arrays passed to ``loss``, dict of counts for the log);
+- ``constants()`` -> tuple of numpy arrays passed to ``loss`` after the batch's arrays, sent to the device once
+  per ``run`` and never split into micro-batches (lookup tables: the batch sends indices into them);
 - ``evaluate(params, items)`` -> dict of validation metrics;
 - ``rates(counts, seconds)`` -> the throughput fields of a log record;
 - ``describe_data()`` -> one line about the training/validation items (logged by ``train.py``).
@@ -70,13 +72,13 @@ class TrainerBase:
             raise ValueError(f"micro = {micro} must be ≥ 1 and divide batch = {cfg.batch}")
         self.micro = micro
 
-        def loss_and_grad(params, *arrays):
+        def loss_and_grad(params, consts, *arrays):
             if micro == 1:
-                return jax.value_and_grad(self.loss)(params, *arrays)
+                return jax.value_and_grad(self.loss)(params, *arrays, *consts)
             slices = tuple(a.reshape((micro, a.shape[0] // micro) + a.shape[1:]) for a in arrays)
 
             def add(acc, xs):
-                lo, g = jax.value_and_grad(self.loss)(params, *xs)
+                lo, g = jax.value_and_grad(self.loss)(params, *xs, *consts)
                 return (acc[0] + lo, jax.tree_util.tree_map(jnp.add, acc[1], g)), None
 
             zero = (jnp.zeros((), jnp.float32), jax.tree_util.tree_map(jnp.zeros_like, params))
@@ -85,8 +87,8 @@ class TrainerBase:
 
         self._loss_and_grad = jax.jit(loss_and_grad)
 
-        def step(params, ema, opt_state, t, lr_scale, *arrays):
-            loss, grads = loss_and_grad(params, *arrays)
+        def step(params, ema, opt_state, t, lr_scale, consts, *arrays):
+            loss, grads = loss_and_grad(params, consts, *arrays)
             updates, opt_state = self.opt.update(grads, opt_state, params)
             # AdamW's update (weight decay included) is proportional to the learning rate, so scaling the
             # update scales the learning rate: the hook for a caller's own decay phase (``run(lr_scale=…)``).
@@ -107,6 +109,9 @@ class TrainerBase:
 
     def make_batch(self, items: np.ndarray) -> tuple[tuple, dict]:
         raise NotImplementedError
+
+    def constants(self) -> tuple:
+        return ()
 
     def evaluate(self, params, items: np.ndarray) -> dict:
         raise NotImplementedError
@@ -200,6 +205,7 @@ class TrainerBase:
         last_ckpt = t_int = time.time()
         losses: list = []
         counts: dict[str, int] = {}
+        consts = tuple(jnp.asarray(c) for c in self.constants())
         with open(os.path.join(self.run_dir, "log.jsonl"), "a") as logf:
             decaying = False
             while st["step"] < cfg.steps and not stop_flag():
@@ -211,7 +217,7 @@ class TrainerBase:
                     self.log(f"step {st['step']}: learning-rate decay phase begins (undecayed EMA snapshot saved)")
                 arrays, n = self.make_batch(self.step_items(st["step"]))
                 st["params"], st["ema"], st["opt_state"], loss = self._step(
-                    st["params"], st["ema"], st["opt_state"], np.float32(st["step"]), np.float32(scale),
+                    st["params"], st["ema"], st["opt_state"], np.float32(st["step"]), np.float32(scale), consts,
                     *map(jnp.asarray, arrays))
                 losses.append(loss)
                 st["step"] += 1

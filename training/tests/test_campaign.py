@@ -342,9 +342,9 @@ def test_heads_train_and_report(tmp_path):
     tr = MAVTrainer(cfg, str(tmp_path / "run"), ds, log=lambda *_: None)
     st = tr.fresh_state()
     batch, _ = tr.make_batch(tr.step_items(0))
-    l0 = float(tr.loss(st["params"], *map(tr.jnp.asarray, batch)))
+    l0 = float(tr.loss(st["params"], *map(tr.jnp.asarray, batch + tr.constants())))
     st = tr.run()
-    l1 = float(tr.loss(st["params"], *map(tr.jnp.asarray, batch)))
+    l1 = float(tr.loss(st["params"], *map(tr.jnp.asarray, batch + tr.constants())))
     assert l1 < l0
     rec = json.loads(open(tmp_path / "run" / "log.jsonl").read().splitlines()[-1])
     assert 0.0 <= rec["val_policy_acc"] <= 1.0 and rec["step"] == 60

@@ -73,8 +73,10 @@ def test_smoke_train_export_eval(tiny_ds, in_run_folder, shared):
     os.makedirs(run)
     json.dump(cfg.__dict__, open(os.path.join(run, "config.json"), "w"))
     tr = mav.MAVTrainer(cfg, run, ds, log=lambda *_: None)
-    t, v = tr.targets(rows, mask)
-    assert np.allclose(t[mask].sum(-1), 1, atol=1e-5) and (t[~mask] == 0).all() and np.allclose(v.sum(-1), 1, atol=1e-5)
+    (table,) = tr.constants()
+    idx, best = tr.target_index(rows, mask)
+    t, v = table[idx], table[best]
+    assert np.allclose(t[mask].sum(-1), 1, atol=1e-5) and np.allclose(v.sum(-1), 1, atol=1e-5)
     cfg.steps = 6
     assert tr.run()["step"] == 6
     cfg.steps = 12
@@ -126,8 +128,9 @@ def test_micro_batches_give_the_whole_batch_loss_and_gradient(tiny_ds, tmp_path)
     moves = arrays[2].reshape(4, 2, -1).sum(axis=(1, 2))
     assert len(set(moves.tolist())) > 1, "the slices differ in moves: a plain mean of slice losses would be off"
     arrays = tuple(map(jax.numpy.asarray, arrays))
-    l1, g1 = one._loss_and_grad(params, *arrays)
-    l4, g4 = four._loss_and_grad(params, *arrays)
+    consts = tuple(map(jax.numpy.asarray, one.constants()))
+    l1, g1 = one._loss_and_grad(params, consts, *arrays)
+    l4, g4 = four._loss_and_grad(params, consts, *arrays)
     assert abs(float(l1) - float(l4)) < 1e-5 * abs(float(l1))
     for k in g1:
         assert np.allclose(np.asarray(g1[k]), np.asarray(g4[k]), rtol=1e-3, atol=1e-6), k
@@ -187,20 +190,55 @@ def test_reexport_cli_writes_a_fused_twin_and_refuses_an_int8_net(tmp_path, caps
 
 @pytest.mark.parametrize("sigma", [0.75, 0.0])
 def test_targets_from_the_table_equal_soft_targets_row_by_row(tiny_ds, tmp_path, sigma):
+    """The batch's indices into the ``constants`` table give exactly ``soft_targets`` of each move's win
+    probability and of the position's best; the table has one row per distinct win probability, padded with
+    zero rows to a fixed multiple so that its shape does not change as the dataset grows."""
     from glimpse_train.trainloop import soft_targets
 
     cfg = mav.MAVTrainConfig(layers=1, dim=16, heads=2, batch=8, hl_sigma=sigma)
     tr = mav.MAVTrainer(cfg, str(tmp_path / "run"), tiny_ds, log=lambda *_: None)
     pos = tr.pd.train_pos[:8]
     _, _, mask, rows = tr.pd.batch(pos)
-    t, tbest = tr.targets(rows, mask)
+    (table,) = tr.constants()
+    idx, best = tr.target_index(rows, mask)
     k = tr.mcfg.buckets
+    assert idx.shape == rows.shape and idx.dtype == np.int32 and best.shape == (8,)
     want = soft_targets(tiny_ds.row_p[rows[mask]], k, sigma)
-    assert t.shape == rows.shape + (k,) and np.array_equal(t[mask], want)
-    assert not t[~mask].any()
+    assert np.array_equal(table[idx][mask], want)
     pbest = np.where(mask, tiny_ds.row_p[np.maximum(rows, 0)], -1.0).max(1)
-    assert np.array_equal(tbest, soft_targets(pbest, k, sigma))
-    assert len(tr._p_table) == len(np.unique(tiny_ds.row_p))  # one row per distinct win probability
+    assert np.array_equal(table[best], soft_targets(pbest, k, sigma))
+    distinct = len(np.unique(tiny_ds.row_p))  # one row per distinct win probability, then zero rows
+    assert len(table) % tr.TABLE_ROWS == 0 and len(table) >= distinct
+    assert np.allclose(table[:distinct].sum(1), 1, atol=1e-5) and not table[distinct:].any()
+
+
+def test_wdl_targets_equal_python_chess_sf15_1_model():
+    """The vectorised WDL targets give python-chess's ``Cp(cp).wdl(model="sf15.1", ply)`` exactly, with
+    mates (win probability 1 or 0) as certain wins or losses, at plies from both sides' move numbers."""
+    import math
+
+    import chess.engine
+
+    from glimpse_train.chessdata import CHAR_TO_ID, LICHESS_K
+    from glimpse_train.heads import fullmove_of, wdl_targets
+
+    rng = np.random.default_rng(1)
+    n = 3000
+    states = np.zeros((n, 77), np.int32)
+    states[:, 0] = np.where(rng.random(n) < 0.5, CHAR_TO_ID["b"], CHAR_TO_ID["w"])
+    for i, f in enumerate(rng.integers(1, 300, n)):
+        states[i, 74:77] = [CHAR_TO_ID[c] for c in str(f).ljust(3, ".")]
+    p = rng.random(n)
+    p[:20], p[20:40], p[40:60], p[60:80] = 0.0, 1.0, rng.random(20) * 1e-9, 1 - rng.random(20) * 1e-9
+    got = wdl_targets(p, states)
+    ply = 2 * (fullmove_of(states) - 1) + (states[:, 0] == CHAR_TO_ID["b"])
+    for i in range(n):
+        if p[i] >= 1.0 or p[i] <= 0.0:
+            want = (1, 0, 0) if p[i] >= 1.0 else (0, 0, 1)
+        else:
+            w = chess.engine.Cp(int(round(math.log(p[i] / (1 - p[i])) / LICHESS_K))).wdl(model="sf15.1", ply=int(ply[i]))
+            want = (w.wins / 1000, w.draws / 1000, w.losses / 1000)
+        assert tuple(got[i]) == tuple(np.float32(want)), (i, p[i], ply[i])
 
 
 def test_padded_batches_have_one_width_and_the_same_loss(tiny_ds, tmp_path):
@@ -217,5 +255,5 @@ def test_padded_batches_have_one_width_and_the_same_loss(tiny_ds, tmp_path):
     assert a[1].shape[1] < 112 and b[1].shape == (8, 112) and b[2].shape == (8, 112)
     assert na == nb and b[2].sum() == a[2].sum()
     params = {k: jax.numpy.asarray(v) for k, v in tight.init_params().items()}
-    la, lb = float(tight.loss(params, *a)), float(padded.loss(params, *b))
+    la, lb = float(tight.loss(params, *a, *tight.constants())), float(padded.loss(params, *b, *padded.constants()))
     assert abs(la - lb) < 1e-5 * max(1.0, abs(la)), (la, lb)

@@ -650,12 +650,15 @@ class MAVTrainer(TrainerBase):
     def init_params(self) -> dict:
         return init_params(self.mcfg, self.cfg.seed)
 
-    def loss(self, params, tokens, actions, mask, targets, vtargets, ptargets, wtargets, move_w):
+    def loss(self, params, tokens, actions, mask, target_idx, best_idx, ptargets, wtargets, move_w, table):
         """The mean over the batch's moves of the bucket cross-entropy, written as a mean over positions of
         ``move_w`` [B] (batch positions / batch moves, the same for every position: ``make_batch``) × the
         position's summed cross-entropy, so that every term is a mean over positions and micro-batches
-        (``TrainerBase``) average to exactly this; plus the value, policy and WDL terms."""
+        (``TrainerBase``) average to exactly this; plus the value, policy and WDL terms. The HL-Gauss
+        targets are gathered here from ``table`` ([U, K], ``constants``) by ``target_idx`` [B, M] (each
+        move's win probability) and ``best_idx`` [B] (the position's best), as ``target_index`` built them."""
         jnp = self.jnp
+        targets, vtargets = table[target_idx], table[best_idx]  # [B, M, K], [B, K]
         out = jax_outputs(params, self.mcfg, tokens, actions)
         ce = -jnp.sum(targets * out["log_probs"], axis=-1)  # [B, M]
         loss = jnp.mean(jnp.sum(ce * mask, axis=-1) * move_w)
@@ -674,34 +677,48 @@ class MAVTrainer(TrainerBase):
         from ..heads import policy_targets, wdl_targets
 
         tokens, actions, mask, rows = self.pd.batch(pos, width=self.cfg.pad_moves)
-        targets, vtargets = self.targets(rows, mask)
+        target_idx, best_idx = self.target_index(rows, mask)
         p = np.where(mask, self.ds.row_p[np.maximum(rows, 0)], 0.0)
         ptargets = policy_targets(p, mask, self.cfg.policy_tau) if self.mcfg.policy_dim else np.zeros(mask.shape, np.float32)
         wtargets = (wdl_targets(p.max(1), self.ds.states[pos]) if self.mcfg.wdl_head
                     else np.zeros((len(pos), 3), np.float32))
         move_w = np.full(len(pos), len(pos) / max(1, int(mask.sum())), np.float32)
-        return ((tokens, actions, mask.astype(np.float32), targets, vtargets, ptargets, wtargets, move_w),
+        return ((tokens, actions, mask.astype(np.float32), target_idx, best_idx, ptargets, wtargets, move_w),
                 {"positions": len(pos), "moves": int(mask.sum())})
 
     def rates(self, counts: dict, seconds: float) -> dict:
         return {"positions_per_s": round(counts.get("positions", 0) / seconds, 1),
                 "moves_per_s": round(counts.get("moves", 0) / seconds, 1)}
 
-    def targets(self, rows: np.ndarray, mask: np.ndarray):
-        """HL-Gauss targets [B, M, K] of the rows' win probabilities, and [B, K] of each position's best.
-        The per-move targets come from a table over the dataset's distinct win probabilities (computed
-        once: scores are integer cp, so a 15.5M-move dataset has ~7.5k of them), the same values
-        ``soft_targets`` gives row by row, 23× faster (batch 1024 on a loaded 2-core machine: 1.13 s → 0.05
-        s, and the whole batch 1.74 s → 0.05 s)."""
-        k = self.mcfg.buckets
+    #: The target table's rows are padded to a multiple of this, so that its shape, and with it the compiled
+    #: step (and JAX's persistent compilation cache), stays the same while the dataset grows.
+    TABLE_ROWS = 16384
+
+    def _targets_table(self) -> np.ndarray:
         if getattr(self, "_p_table", None) is None:
             values, index = np.unique(self.ds.row_p, return_inverse=True)
             self._p_index = index.astype(np.int32).reshape(-1)
-            self._p_table = soft_targets(values, k, self.cfg.hl_sigma)
-        t = np.zeros(rows.shape + (k,), np.float32)
-        t[mask] = self._p_table[self._p_index[rows[mask]]]
-        pbest = np.where(mask, self.ds.row_p[np.maximum(rows, 0)], -1.0).max(1)
-        return t, soft_targets(pbest, k, self.cfg.hl_sigma)
+            table = soft_targets(values, self.mcfg.buckets, self.cfg.hl_sigma)
+            rows = -(-len(table) // self.TABLE_ROWS) * self.TABLE_ROWS
+            self._p_table = np.concatenate([table, np.zeros((rows - len(table), table.shape[1]), np.float32)])
+        return self._p_table
+
+    def constants(self) -> tuple:
+        """``(table,)``: the HL-Gauss targets [U, K] of the dataset's distinct win probabilities (scores are
+        integer cp, so a 30M-move dataset has ~10k of them), zero rows after them up to a multiple of
+        ``TABLE_ROWS``. On the device once per run; batches carry indices into it (``target_index``)."""
+        return (self._targets_table(),)
+
+    def target_index(self, rows: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Rows of the ``constants`` table: [B, M] int32 for each move's win probability (0 at padding, which
+        the loss masks) and [B] for the position's best move. A batch once carried the targets themselves,
+        [B, M, K] float32: 50 MB and 26 ms of host time for batch 1024 at 96 moves, which bounded a lent
+        GPU's training at ~20 steps a second (session 15); the indices are 0.4 MB."""
+        self._targets_table()
+        safe = np.maximum(rows, 0)
+        idx = np.where(mask, self._p_index[safe], 0).astype(np.int32)
+        best = np.where(mask, self.ds.row_p[safe], -1.0).argmax(1)
+        return idx, idx[np.arange(len(rows)), best]
 
     def evaluate(self, params, pos: np.ndarray) -> dict:
         """Validation: hard-bucket CE, bucket accuracy, MAE of the expected win prob (per move), action
