@@ -521,3 +521,21 @@ def test_sigterm_after_a_label_phase_is_caught_not_fatal(tmp_path):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
     assert "survived 1 True" in r.stdout, r.stdout[-2000:]
+
+
+def test_a_stop_ends_a_running_subprocess_within_seconds():
+    """The DAgger match runs through ``run_until_stopped``: a stop request terminates it at the next poll
+    (a campaign stopped mid-match no longer waits for hundreds of games); otherwise its exit code and
+    stderr come back."""
+    import sys
+    import time
+
+    from glimpse_train.campaign import run_until_stopped
+
+    t0 = time.time()
+    sleeper = "import sys, time; sys.stderr.write('started'); sys.stderr.flush(); time.sleep(60)"
+    rc, err = run_until_stopped([sys.executable, "-c", sleeper], lambda: time.time() > t0 + 1.0, poll=0.05)
+    assert rc is None and time.time() - t0 < 8 and err == "started"
+    rc, err = run_until_stopped([sys.executable, "-c", "import sys; sys.stderr.write('bad'); sys.exit(3)"],
+                                lambda: False, poll=0.05)
+    assert (rc, err) == (3, "bad")
