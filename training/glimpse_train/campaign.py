@@ -533,6 +533,21 @@ class Campaign:
         if self.cfg.lr > 0:
             tcfg = dataclasses.replace(tcfg, lr=self.cfg.lr)
         start = self.checkpoint_onnx if os.path.exists(self.checkpoint_onnx) else None
+        if start and not os.path.exists(os.path.join(self.run_dir, "ckpt.pkl")):
+            # Starting from the committed net: its shapes win over config.json (a net grown deeper by grow.py,
+            # adopted from a lent GPU, trains as it is), and config.json is rewritten to match the checkpoints.
+            from .kinds.multi_action_value import with_start_architecture
+            from .onnx_import import import_onepass
+
+            shaped = with_start_architecture(tcfg, import_onepass(start)[1])
+            if shaped != tcfg:
+                self.log(f"train: {start} has {shaped.layers} layers, width {shaped.dim}: config.json follows it")
+                on_disk = json.load(open(cfg_path))
+                on_disk.update({k: getattr(shaped, k) for k in dataclasses.asdict(shaped)
+                                if getattr(shaped, k) != getattr(tcfg, k)})
+                with open(cfg_path, "w") as f:
+                    json.dump(on_disk, f, indent=1)
+                tcfg = shaped
 
         class CampaignTrainer(MAVTrainer):
             def init_params(inner):

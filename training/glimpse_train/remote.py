@@ -129,7 +129,7 @@ def train(pack_dir: str, work: str, seconds: float, overrides: dict, snapshot_mi
           decay_frac: float, decay_to: float, log=print) -> dict:
     """Trains the pack's net for ``seconds`` of wall clock (module docstring); returns ``{"step", "snapshots"}``."""
     from .campaign import decay_scale
-    from .kinds.multi_action_value import MAVTrainConfig, MAVTrainer, export, verify
+    from .kinds.multi_action_value import MAVTrainConfig, MAVTrainer, export, verify, with_start_architecture
     from .onnx_import import import_onepass
 
     t_start = time.time()
@@ -140,8 +140,10 @@ def train(pack_dir: str, work: str, seconds: float, overrides: dict, snapshot_mi
         most = int(np.bincount(ds.row_pos).max()) if len(ds.row_pos) else 16
         cfg["pad_moves"] = -(-most // 16) * 16
         log(f"train: moves padded to {cfg['pad_moves']} in every batch (the dataset's most: {most})")
-    tcfg = MAVTrainConfig(**cfg)
     start = os.path.join(pack_dir, "start.onnx")
+    # The start net's shapes win over the pack's config.json: a net grown deeper (grow.py) trains as it is.
+    tcfg = with_start_architecture(MAVTrainConfig(**cfg), import_onepass(start)[1])
+    log(f"train: {tcfg.layers} layers, width {tcfg.dim} (the start net's)")
 
     class RemoteTrainer(MAVTrainer):
         def init_params(self) -> dict:

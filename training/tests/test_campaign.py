@@ -231,7 +231,8 @@ def test_resume_from_committed_onnx(tmp_path):
     tiny = dict(campaign.CAMPAIGN_MODEL, layers=1, dim=16, heads=2, head_dim=16, head_hidden=32)
     with open(os.path.join(c.run_dir, "config.json"), "w") as f:
         json.dump(dict(tiny, kind="multi_action_value"), f)
-    mcfg = MAVConfig(layers=1, dim=16, heads=2, head_dim=16, head_hidden=32, attn_bias=True, head_global=True)
+    mcfg = MAVConfig(layers=1, dim=16, heads=2, head_dim=16, head_hidden=32, attn_bias=True, head_global=True,
+                     canonical=True, policy_dim=64, wdl_head=True)
     rng = np.random.default_rng(3)
     params = {k: (v + rng.normal(0, 0.05, v.shape)).astype(np.float32) for k, v in init_params(mcfg, 0).items()}
     mav_kind.export(params, mcfg, c.checkpoint_onnx)
@@ -248,6 +249,42 @@ def test_resume_from_committed_onnx(tmp_path):
     os.remove(c.checkpoint_onnx)
     fresh = c.trainer(ds).init_params()
     assert not np.allclose(fresh["mav_head/linear_in/w"], params["mav_head/linear_in/w"])
+
+
+def test_a_deeper_committed_net_sets_the_runs_shapes(tmp_path):
+    """A committed net grown deeper (grow.py) than the run's config.json trains as it is when no checkpoint
+    exists, and config.json is rewritten to its shapes; with a checkpoint, config.json stays; a start net
+    whose heads disagree with the run's loss weights is refused."""
+    from glimpse_train import grow
+    from glimpse_train.kinds import multi_action_value as mav_kind
+    from glimpse_train.kinds.multi_action_value import MAVConfig
+
+    c = _tiny_campaign(tmp_path)
+    tiny = dict(campaign.CAMPAIGN_MODEL, layers=1, dim=16, heads=2, head_dim=16, head_hidden=32)
+    cfg_path = os.path.join(c.run_dir, "config.json")
+    with open(cfg_path, "w") as f:
+        json.dump(dict(tiny, kind="multi_action_value"), f)
+    mcfg = MAVConfig(layers=1, dim=16, heads=2, head_dim=16, head_hidden=32, attn_bias=True, head_global=True,
+                     canonical=True, policy_dim=64, wdl_head=True)
+    params, gcfg = grow.grow_params(mav_kind.perturbed_params(mcfg, 2), mcfg, 3)
+    mav_kind.export(params, gcfg, c.checkpoint_onnx)
+    a = tmp_path / "a.tsv.gz"
+    a.write_bytes(labelstore.gzip_bytes([labelstore.format_line(START, moves_of(START))]))
+    ds = MemDataset([str(a)], str(tmp_path / "cache"), log=lambda *_: None)
+    tr = c.trainer(ds)
+    assert tr.cfg.layers == 3 and json.load(open(cfg_path))["layers"] == 3
+    assert json.load(open(cfg_path))["lr"] == campaign.CAMPAIGN_MODEL["lr"], "only the shapes change"
+    got = tr.init_params()
+    assert set(got) == set(params) and all(np.allclose(got[k], params[k], atol=1e-6) for k in params)
+    with open(cfg_path, "w") as f:  # a checkpoint exists: its config.json is the truth
+        json.dump(dict(tiny, kind="multi_action_value"), f)
+    open(os.path.join(c.run_dir, "ckpt.pkl"), "wb").close()
+    assert c.trainer(ds).cfg.layers == 1 and json.load(open(cfg_path))["layers"] == 1
+    os.remove(os.path.join(c.run_dir, "ckpt.pkl"))
+    no_wdl = MAVConfig(**{**mcfg.__dict__, "wdl_head": False})
+    mav_kind.export(mav_kind.perturbed_params(no_wdl, 2), no_wdl, c.checkpoint_onnx)
+    with pytest.raises(ValueError, match="do not match the run's loss weights"):
+        c.trainer(ds)
 
 
 def test_lr_flag_overrides_the_run_config_without_rewriting_it(tmp_path):

@@ -79,6 +79,14 @@ def test_remote_train_exports_a_snapshot_from_the_start_net(tmp_path):
     # lr 0: the exported EMA is the start net (the export's own check compared ONNX with JAX)
     assert cfg2.layers == 1 and max(float(np.abs(back[k] - params[k]).max()) for k in params) < 1e-5
     assert os.path.exists(tmp_path / "work2" / "out" / "latest.onnx")
+    # a start net grown deeper (grow.py) than the pack's config.json trains as it is
+    from glimpse_train import grow
+
+    deep, dcfg = grow.grow_params(params, mcfg, 2)
+    mav_kind.export(deep, dcfg, str(pack / "start.onnx"))
+    r = remote.train(str(pack), str(tmp_path / "work3"), 3.0, over, 1.0, 0.0, 0.05, log=lambda *_: None)
+    back, cfg3 = import_onepass(r["snapshots"][-1])
+    assert cfg3.layers == 2 and max(float(np.abs(back[k] - deep[k]).max()) for k in deep) < 1e-5
 
 
 def test_import_adds_new_positions_and_drops_known_ones(tmp_path):

@@ -595,6 +595,25 @@ class MAVTrainConfig:
                          wdl_head=self.wdl_weight > 0)
 
 
+def architecture_of(mcfg: MAVConfig) -> dict:
+    """The ``MAVTrainConfig`` fields that fix the parameter shapes, as ``mcfg`` (the net a run starts from,
+    ``onnx_import.import_onepass``) has them: a start net grown deeper (``grow.py``) or otherwise shaped
+    differently from a run's ``config.json`` trains as it is. The loss weights stay the run's; a start net whose
+    heads disagree with them (value or WDL head present in one, absent in the other) raises ``ValueError``."""
+    return {"layers": mcfg.layers, "dim": mcfg.dim, "heads": mcfg.heads, "head_dim": mcfg.head_dim,
+            "head_hidden": mcfg.head_hidden, "attn_bias": int(mcfg.attn_bias), "head_global": int(mcfg.head_global),
+            "canonical": int(mcfg.canonical), "policy_dim": mcfg.policy_dim}
+
+
+def with_start_architecture(tcfg: MAVTrainConfig, mcfg: MAVConfig) -> MAVTrainConfig:
+    """``tcfg`` with the parameter shapes of ``mcfg`` (:func:`architecture_of`); raises ``ValueError`` when the
+    start net's value or WDL head does not match ``tcfg``'s loss weights (``value_weight``, ``wdl_weight``)."""
+    if mcfg.value_head != (tcfg.value_weight > 0) or mcfg.wdl_head != (tcfg.wdl_weight > 0):
+        raise ValueError(f"start net heads (value {mcfg.value_head}, WDL {mcfg.wdl_head}) do not match the run's "
+                         f"loss weights (value_weight {tcfg.value_weight}, wdl_weight {tcfg.wdl_weight})")
+    return dataclasses.replace(tcfg, **architecture_of(mcfg))
+
+
 class PositionData:
     """A ``Dataset`` grouped by position: the rows (labelled moves) of position i are
     ``start[i]:end[i]`` (``build_dataset`` appends each position's moves contiguously)."""

@@ -1,0 +1,150 @@
+"""Deepen a trained one-pass net without changing what it computes: insert identity transformer blocks.
+
+A block of the trunk is pre-LayerNorm and residual, ``x + Attn(LN(x))`` then ``x + FFN(LN(x))``. With its
+attention output projection ``W_O`` and its feed-forward output ``W3`` at zero, both branches add nothing,
+so a block whose other weights are freshly initialised is the identity; the grown net's outputs equal the
+source's (to float rounding), and training moves ``W_O`` and ``W3`` off zero at once (their gradients are
+not zero; the zero-initialised residual branch of Goyal et al., 2017, and of GPT-2's residual scaling).
+This keeps every position-pass already spent on the source while giving the trainer a deeper trunk: at
+equal parameters depth beats width at our scale (ChessBench Tab. 2, ``../shared/docs/strength-notes.md``),
+and the campaign's L6 D128 net underfits its own data (CAMPAIGN.md, "Session 16": 40.4 % action accuracy
+on training positions, 38.7 % on unseen positions of the same distribution).
+
+New blocks go in evenly between the source's (:func:`insert_after`), not all on top. Each one costs
+≈ 45 MFLOP per position at D128 (``kinds.multi_action_value.cost_split``).
+
+``python -m glimpse_train.grow --net a.onnx --layers 10 --out b.onnx`` writes the grown file and checks it
+against the source on random-play positions (every output, every legal move; error above 1e-4).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+
+import numpy as np
+
+from .transformer import attn_name, init_from_shapes, lin_name, ln_name
+
+
+def insert_after(old: int, new: int) -> list[int]:
+    """Where the ``new - old`` identity blocks go: for each, the index of the source block it follows,
+    spread evenly over ``0 … old-1`` (nondecreasing; an index repeats when more than ``old`` blocks are
+    added). 6 → 10: ``[0, 1, 3, 4]``. Raises ``ValueError`` unless ``new ≥ old ≥ 1``."""
+    if old < 1 or new < old:
+        raise ValueError(f"cannot grow {old} layers to {new}")
+    n = new - old
+    return [min(old - 1, max(0, int(np.floor((k + 1) * old / (n + 1) + 0.5)) - 1)) for k in range(n)]
+
+
+def _block_keys(i: int) -> dict[str, str]:
+    """Role → parameter name of block ``i`` (the trunk's naming, ``transformer.trunk_shapes``)."""
+    a = attn_name(i)
+    return {"ln_attn/scale": f"{ln_name(2 * i)}/scale", "ln_attn/offset": f"{ln_name(2 * i)}/offset",
+            "ln_ffn/scale": f"{ln_name(2 * i + 1)}/scale", "ln_ffn/offset": f"{ln_name(2 * i + 1)}/offset",
+            "q": f"{a}/linear/w", "k": f"{a}/linear_1/w", "v": f"{a}/linear_2/w", "o": f"{a}/linear_3/w",
+            "pair_bias": f"{a}/pair_bias",
+            "gate": f"{lin_name(3 * i)}/w", "up": f"{lin_name(3 * i + 1)}/w", "down": f"{lin_name(3 * i + 2)}/w"}
+
+
+def grow_params(params: dict[str, np.ndarray], cfg, layers: int, seed: int = 0) -> tuple[dict[str, np.ndarray], object]:
+    """``(params, cfg)`` of ``cfg.layers`` → ``layers`` blocks (a ``MAVConfig``; parameters keyed by the
+    training names). Source blocks keep their weights and order; each new block has LayerNorm scale 1 and
+    offset 0, zero pair bias, zero ``W_O`` and ``W3``, and Haiku-style fan-in initialised Q, K, V, gate and
+    up matrices (seeded). Every other parameter (embeddings, final LayerNorm, heads) is copied."""
+    from .kinds.multi_action_value import param_shapes
+
+    old = cfg.layers
+    after = insert_after(old, layers)
+    new_cfg = dataclasses.replace(cfg, layers=layers)
+    shapes = param_shapes(new_cfg)
+    fresh = init_from_shapes({k: v for k, v in shapes.items()}, seed, 0.02, lambda n: "embed" in n,
+                             lambda n: n.endswith("/pair_bias") or n.endswith("/offset"))
+    order: list[int | None] = []  # source block index, or None for an identity block
+    for i in range(old):
+        order.append(i)
+        order.extend([None] * after.count(i))
+    out: dict[str, np.ndarray] = {}
+    in_trunk = set()
+    for i in range(max(old, layers) + 1):
+        in_trunk.update(_block_keys(i).values())
+    in_trunk.update({f"{ln_name(2 * old)}/scale", f"{ln_name(2 * old)}/offset"})
+    for k, v in params.items():
+        if k not in in_trunk:
+            out[k] = v
+    for j, src in enumerate(order):
+        dst = _block_keys(j)
+        if src is None:
+            for role, name in dst.items():
+                if name not in shapes:
+                    continue
+                w = fresh[name]
+                if role in ("o", "down"):
+                    w = np.zeros_like(w)
+                out[name] = w.astype(np.float32)
+        else:
+            for role, name in _block_keys(src).items():
+                if name in params:
+                    out[dst[role]] = params[name]
+    out[f"{ln_name(2 * layers)}/scale"] = params[f"{ln_name(2 * old)}/scale"]
+    out[f"{ln_name(2 * layers)}/offset"] = params[f"{ln_name(2 * old)}/offset"]
+    missing = [k for k in shapes if k not in out or tuple(out[k].shape) != tuple(shapes[k])]
+    if missing:
+        raise ValueError(f"grown parameters missing or misshapen: {missing[:4]}")
+    return {k: out[k] for k in shapes}, new_cfg
+
+
+def grow(net: str, out: str, layers: int, seed: int = 0, positions: int = 16) -> dict:
+    """Writes ``net`` (a float32 one-pass ONNX file) grown to ``layers`` blocks as ``out`` and checks both
+    files on ``positions`` random-play positions. Returns ``{"out", "from_layers", "layers", "insert_after",
+    "max_abs_diff", "params_before", "params_after", "gflop_before", "gflop_after"}``.
+
+    Raises ``ValueError`` for a file that is not a float32 one-pass net, a ``layers`` below the source's,
+    or outputs that differ by more than 1e-4."""
+    import onnx
+
+    from .kinds.multi_action_value import build_model, gflop_per_position, num_params
+    from .onnx_graph import ort_session
+    from .onnx_import import import_onepass, read_meta
+    from .quantize import random_positions, tokens_actions
+
+    meta = read_meta(net)
+    if meta.get("glimpse.precision", "fp32") != "fp32":
+        raise ValueError(f"{net}: glimpse.precision is {meta['glimpse.precision']!r}; grow the float32 source")
+    params, cfg = import_onepass(net)
+    grown, gcfg = grow_params(params, cfg, layers, seed)
+    desc = f"{meta.get('glimpse.description', net)}; grown L{cfg.layers} -> L{layers} (identity blocks)"
+    onnx.save(build_model(grown, gcfg, desc), out)
+    feed = dict(zip(("tokens", "actions"), tokens_actions(random_positions(positions, seed=1))))
+    a, b = ort_session(net), ort_session(out)
+    names = [o.name for o in a.get_outputs()]
+    diff = max(float(np.abs(x - y).max()) for x, y in zip(a.run(names, feed), b.run(names, feed)))
+    if diff > 1e-4:
+        raise ValueError(f"{out}: outputs differ from {net} by {diff}")
+    return {"out": out, "from_layers": cfg.layers, "layers": layers, "insert_after": insert_after(cfg.layers, layers),
+            "max_abs_diff": diff, "params_before": num_params(cfg), "params_after": num_params(gcfg),
+            "gflop_before": gflop_per_position(cfg), "gflop_after": gflop_per_position(gcfg)}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--net", required=True, help="float32 one-pass net (.onnx)")
+    ap.add_argument("--layers", type=int, required=True, help="blocks of the grown trunk (≥ the source's)")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--seed", type=int, default=0, help="seed of the new blocks' Q, K, V, gate and up matrices")
+    a = ap.parse_args(argv)
+    try:
+        r = grow(a.net, a.out, a.layers, a.seed)
+    except (ValueError, OSError) as e:
+        print(f"grow: {e}", file=sys.stderr)
+        return 1
+    print(f"grow: wrote {r['out']}: L{r['from_layers']} -> L{r['layers']} (identity blocks after source blocks "
+          f"{r['insert_after']}), {r['params_before']:,} -> {r['params_after']:,} parameters, "
+          f"{r['gflop_before']:.3f} -> {r['gflop_after']:.3f} GFLOP a position; largest output difference "
+          f"{r['max_abs_diff']:.3g}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
