@@ -29,18 +29,29 @@ if [ -n "${1:-}" ]; then
 fi
 rm -rf .dev/pack .dev/lab/pack .dev/lab/py .dev/lab/fens.txt
 PYTHONPATH=training $py -m glimpse_train.remote pack --out .dev/pack --start "$start" --fens "${FENS:-60000}"
-# Split the pack so that neither call carries more than ~60 MB: the FENs and the largest array go with lab.sh
-# (which hands the array on to train.sh through /tmp/g/pack-extra).
+# Split the pack so that no call carries more than LIMIT_MB: the FENs go with lab.sh, and the largest arrays
+# move out of .dev/pack, first to .dev/lab/pack (lab.sh hands them to train.sh through /tmp/g/pack-extra),
+# then to .dev/stage (carried by stage.sh, a call between lab.sh and train.sh) once lab.sh's call is full.
+limit=$(( ${LIMIT_MB:-60} * 1000000 ))
+rm -rf .dev/stage
 mkdir -p .dev/lab/pack
 mv .dev/pack/fens.txt .dev/lab/fens.txt && touch .dev/pack/fens.txt
-mv .dev/pack/row_p.npy.xz .dev/lab/pack/
 cp -r .dev/pack/py .dev/lab/py
 [ -s .dev/lab/stockfish.xz ] || xz -6 -c /usr/games/stockfish > .dev/lab/stockfish.xz
-for d in .dev/pack .dev/lab; do
-  mb=$(du -sm "$d" | cut -f1)
-  echo "prepare: $d $mb MB"
-  [ "$mb" -le 62 ] || { echo "prepare: $d is over 62 MB: move another array to .dev/lab/pack or lower FENS" >&2; exit 1; }
+bytes() { du -sb "$1" | cut -f1; }
+for f in row_p row_action states start.onnx row_key; do
+  [ "$(bytes .dev/pack)" -le "$limit" ] && break
+  [ -f .dev/pack/$f ] && src=.dev/pack/$f || src=.dev/pack/$f.npy.xz
+  size=$(bytes "$src")
+  if [ $(( $(bytes .dev/lab) + size )) -le "$limit" ]; then dst=.dev/lab/pack; else dst=.dev/stage; fi
+  mkdir -p $dst && mv "$src" $dst/
 done
+for d in .dev/pack .dev/lab .dev/stage; do
+  [ -d $d ] || continue
+  echo "prepare: $d $(( $(bytes $d) / 1000000 )) MB: $(ls $d | tr '\n' ' ')"
+  [ "$(bytes $d)" -le "$limit" ] || { echo "prepare: $d is over ${LIMIT_MB:-60} MB: lower FENS or split by hand" >&2; exit 1; }
+done
+[ -d .dev/stage ] && echo "prepare: .dev/stage exists: call 'bash training/device/stage.sh' (carry .dev/stage) between lab.sh and train.sh"
 git rm -r --cached -q $big
 if ! grep -qxF "$mark" .git/info/exclude; then printf '%s\n' "$mark" $big >> .git/info/exclude; fi
 echo "prepare: tree that travels: $(git ls-files | xargs du -cm 2>/dev/null | tail -1 | cut -f1) MB tracked"

@@ -8,6 +8,7 @@ import json
 import os
 
 import numpy as np
+import pytest
 
 from glimpse_train import campaign, labelstore, remote
 from glimpse_train.data import MemDataset
@@ -110,3 +111,13 @@ def test_import_adds_new_positions_and_drops_known_ones(tmp_path):
     assert st2.totals()["core_seconds"] == 2.0 + 4.0  # half the device positions kept: half their cost
     keys = labelstore.known_keys(st2.files())
     assert keys == {labelstore.position_key(f) for f in (START, E4, D4)}
+
+
+@pytest.mark.parametrize("flag,want", [([], "highest"), (["--step-precision", "default"], None)])
+def test_step_precision_flag_sets_jax_matmul_precision_before_training(tmp_path, monkeypatch, flag, want):
+    """`train` runs its step at full float32 unless asked for JAX's default (TF32 on a GPU); the variable is set
+    before the pack is read, so before anything imports jax."""
+    monkeypatch.delenv("JAX_DEFAULT_MATMUL_PRECISION", raising=False)
+    with pytest.raises(OSError):  # no pack there: fails after the precision is chosen
+        remote.main(["train", "--pack", str(tmp_path / "none"), "--work", str(tmp_path / "w"), "--seconds", "0", *flag])
+    assert os.environ.get("JAX_DEFAULT_MATMUL_PRECISION") == want
