@@ -17,6 +17,16 @@ campaign: $(VENV_STAMP)
 	cd training && RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO=0 PYTHONUNBUFFERED=1 $(CAMPAIGN_NICE) ../$(PY) -m glimpse_train.campaign \
 	  --shared $(ABS_SHARED) --store ../data/labels --out-dir campaign --run $(CAMPAIGN_RUN) $(CAMPAIGN_ARGS)
 
+# A net trained elsewhere (a lent GPU's snapshot, training/CAMPAIGN.md) becomes the campaign's start if it beats the
+# gate: make campaign-adopt ADOPT_NET=x.onnx [ADOPT_ARGS='--adopt-hours 0.25 --adopt-passes N --adopt-force']. Stop the
+# campaign first; exit status 2 when the gate refuses the net.
+ADOPT_ARGS ?=
+.PHONY: campaign-adopt
+campaign-adopt: $(VENV_STAMP)
+	$(if $(ADOPT_NET),,$(error give ADOPT_NET=<net.onnx>))
+	cd training && PYTHONUNBUFFERED=1 ../$(PY) -m glimpse_train.campaign --shared $(ABS_SHARED) --store ../data/labels \
+	  --out-dir campaign --run $(CAMPAIGN_RUN) --adopt $(abspath $(ADOPT_NET)) $(ADOPT_ARGS)
+
 # Label format, store, dedup, two-tier merge, Ray retry of a lost worker, resume from ONNX, gate, curve.
 .PHONY: test-campaign
 test-campaign: $(VENV_STAMP)

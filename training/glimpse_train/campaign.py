@@ -42,6 +42,7 @@ import os
 import random
 import shutil
 import signal
+import sys
 import time
 
 import numpy as np
@@ -571,8 +572,6 @@ class Campaign:
 
     # ------------------------------------------------------------------ export / evaluate / gate / record
     def export_eval(self, ds, tr, step: int, ema) -> dict:
-        from .evaluate import eval_puzzles, eval_validation
-        from .kinds.multi_action_value import MAVPolicy
         from .kinds.multi_action_value import export, verify
 
         params = {k: np.asarray(v, np.float32) for k, v in ema.items()}
@@ -583,6 +582,14 @@ class Campaign:
         diff = verify(params, tr.mcfg, cand, tokens, actions)
         if diff > 1e-3:
             raise RuntimeError(f"exported ONNX differs from JAX by {diff}")
+        return self.evaluate(ds, cand)
+
+    def evaluate(self, ds, cand: str) -> dict:
+        """What a cycle measures of the net ``cand``: held-out action accuracy, τ and loss
+        (``evaluate.eval_validation`` on :class:`HeldOut`), the policy head's accuracy and the puzzles."""
+        from .evaluate import eval_puzzles, eval_validation
+        from .kinds.multi_action_value import MAVPolicy
+
         held = HeldOut(ds, self.shared)
         pol = MAVPolicy(cand)
         rep = eval_validation(pol, held)
@@ -621,12 +628,84 @@ class Campaign:
         except Exception as e:  # noqa: BLE001 - a plot failure must not stop the campaign
             self.log(f"plot failed: {e}")
 
+    @property
+    def cache_dir(self) -> str:
+        return os.path.join(os.path.dirname(self.run_dir), "..", "data", "cache")
+
+    def best_row(self) -> dict | None:
+        """The curve's latest row with gate ``best`` (the net ``best.onnx`` holds), or ``None``."""
+        if not os.path.exists(self.curve_csv):
+            return None
+        with open(self.curve_csv) as f:
+            best = [r for r in csv.DictReader(f) if r.get("gate") == "best"]
+        return best[-1] if best else None
+
+    def adopt(self, net: str, passes: int | None = None, extra_seconds: float = 0.0, force: bool = False) -> dict:
+        """Makes ``net``, a one-pass ONNX file trained elsewhere (a lent GPU's ``remote train`` snapshot,
+        CAMPAIGN.md), the campaign's start, with the campaign stopped. It is measured as a cycle measures its
+        candidate (:meth:`evaluate`); when its held-out action accuracy beats the gate's bar (or ``force``) it
+        becomes ``candidate-<cycle>.onnx``, ``best.onnx`` and the committed checkpoint, the run's ``ckpt.pkl``
+        moves aside to ``ckpt-cycle<N>-before-adopt.pkl`` (the next train phase starts from ``net``, at its
+        own depth and width), a curve row is recorded (gate ``best``) and the state moves on: the next cycle
+        (which labels first), ``passes_offset``, the bar, the wall hours plus ``extra_seconds`` (the lease's).
+
+        ``passes``: the net's position-passes in all; by default the best row's plus the ``step × batch`` of
+        the ``remote train step N batch B`` its ``glimpse.description`` records (the lease started from the
+        best net). Returns ``{"adopted", "action_accuracy", "bar", …}`` (the report of :meth:`evaluate`).
+        Raises ``ValueError`` when ``passes`` is not given and cannot be worked out."""
+        import re
+
+        from .data import MemDataset
+        from .onnx_import import read_meta
+
+        if passes is None:
+            m = re.search(r"remote train step (\d+) batch (\d+)", read_meta(net).get("glimpse.description", ""))
+            row = self.best_row()
+            if not m or row is None:
+                raise ValueError(f"{net}: give the position-passes (its description is not a remote train "
+                                 f"snapshot's, or the curve has no best row)")
+            passes = int(row["position_passes"]) + int(m.group(1)) * int(m.group(2))
+        ds = MemDataset(self.files(), self.cache_dir, self.log)
+        cyc = self.state["cycle"]
+        cand = os.path.join(self.run_dir, f"candidate-{cyc:04d}.onnx")
+        shutil.copyfile(net, cand)
+        rep = self.evaluate(ds, cand)
+        bar = self.state.get("best_accuracy")
+        rep.update(adopted=False, bar=bar, passes=passes)
+        self.log(f"adopt: {net}: held-out {rep['action_accuracy']:.4f} (bar {bar}), puzzles {rep['puzzle_accuracy']}")
+        if not force and bar is not None and rep["action_accuracy"] <= bar:
+            os.remove(cand)
+            self.log("adopt: not better than the bar; nothing changed (--adopt-force adopts it anyway)")
+            return rep
+        self.state["best_accuracy"] = None  # the gate copies whatever beats None
+        self.gate(rep)
+        ckpt = os.path.join(self.run_dir, "ckpt.pkl")
+        if os.path.exists(ckpt):
+            os.replace(ckpt, os.path.join(self.run_dir, f"ckpt-cycle{cyc}-before-adopt.pkl"))
+        has = np.bincount(ds.row_pos, minlength=len(ds.states)) > 0
+        self.state["wall_seconds"] = self.state.get("wall_seconds", 0.0) + extra_seconds
+        row = {"cycle": cyc, "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+               "wall_hours": round(self.state["wall_seconds"] / 3600, 3),
+               "store_positions": self.store.totals()["positions"], "train_positions": int((has & ~ds.val).sum()),
+               "position_passes": passes, "step": 0, "heldout_positions": rep["val_positions"],
+               "action_accuracy": round(rep["action_accuracy"], 4), "kendall_tau": round(rep["kendall_tau"], 4),
+               "puzzles": rep["puzzles"],
+               "policy_accuracy": "" if rep["policy_accuracy"] is None else round(rep["policy_accuracy"], 4),
+               "puzzle_accuracy": round(rep["puzzle_accuracy"], 4), "gate": "best"}
+        self.record(row)
+        self.state.update(cycle=cyc + 1, passes_offset=passes)
+        self.state.pop("labelled_cycle", None)
+        save_state(self.state_path, self.state)
+        self.log("adopt: cycle " + " ".join(f"{k}={v}" for k, v in row.items()))
+        rep["adopted"] = True
+        return rep
+
     # ------------------------------------------------------------------ loop
     def run(self) -> None:
         from .data import MemDataset
 
         self.stop.install()
-        cache = os.path.join(os.path.dirname(self.run_dir), "..", "data", "cache")
+        cache = self.cache_dir
         while not self.stop() and (not self.cfg.cycles or self.state["cycle"] < self.cfg.cycles):
             cyc = self.state["cycle"]
             t0 = time.time()
@@ -773,12 +852,27 @@ def main(argv=None):
     ap.add_argument("--stockfish", default=None)
     for fl in dataclasses.fields(CampaignConfig):
         ap.add_argument("--" + fl.name.replace("_", "-"), dest=fl.name, type=type(fl.default), default=fl.default)
+    ap.add_argument("--adopt", default=None, metavar="NET",
+                    help="instead of running: make NET (a net trained elsewhere) the campaign's start if it beats "
+                         "the gate (Campaign.adopt); stop the campaign first")
+    ap.add_argument("--adopt-passes", type=int, default=None, help="NET's position-passes in all (default: worked out)")
+    ap.add_argument("--adopt-hours", type=float, default=0.0, help="wall hours to add to the curve (the lease's)")
+    ap.add_argument("--adopt-force", action="store_true", help="adopt NET even if it does not beat the gate's bar")
     a = ap.parse_args(argv)
     cfg = CampaignConfig(**{fl.name: getattr(a, fl.name) for fl in dataclasses.fields(CampaignConfig)})
     parse_mix(cfg.mix)
+    if a.adopt:
+        try:
+            rep = Campaign(cfg, a.shared, a.store, a.runs_dir, a.out_dir).adopt(
+                a.adopt, a.adopt_passes, a.adopt_hours * 3600, a.adopt_force)
+        except (ValueError, OSError) as e:
+            print(f"campaign: {e}", file=sys.stderr)
+            return 1
+        return 0 if rep["adopted"] else 2
     sf = raylabel.find_stockfish(a.stockfish)
     Campaign(cfg, a.shared, a.store, a.runs_dir, a.out_dir, sf).run()
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -3,6 +3,7 @@ from the committed ONNX, the gate and the curve. Run with ``make test-campaign``
 
 from __future__ import annotations
 
+import csv
 import gzip
 import json
 import os
@@ -285,6 +286,59 @@ def test_a_deeper_committed_net_sets_the_runs_shapes(tmp_path):
     mav_kind.export(mav_kind.perturbed_params(no_wdl, 2), no_wdl, c.checkpoint_onnx)
     with pytest.raises(ValueError, match="do not match the run's loss weights"):
         c.trainer(ds)
+
+
+def _remote_snapshot(path, step=10, batch=4, seed=2):
+    from glimpse_train.kinds import multi_action_value as mav_kind
+    from glimpse_train.kinds.multi_action_value import MAVConfig
+
+    mcfg = MAVConfig(layers=1, dim=16, heads=2, head_dim=16, head_hidden=32, attn_bias=True, head_global=True,
+                     canonical=True, policy_dim=64, wdl_head=True)
+    mav_kind.export(mav_kind.perturbed_params(mcfg, seed), mcfg, str(path),
+                    description=f"remote train step {step} batch {batch}")
+    return str(path)
+
+
+def test_adopt_a_net_trained_elsewhere(tmp_path):
+    """A lease's snapshot is measured like a candidate; below the bar nothing changes; above it, it becomes the
+    committed checkpoint and best.onnx, the optimiser checkpoint moves aside, the curve gets its row (passes =
+    the best row's + the snapshot's step × batch) and the state moves to the next cycle, which labels first."""
+    c = _tiny_campaign(tmp_path)
+    c.record({"cycle": 6, "wall_hours": 1.5, "position_passes": 1000, "action_accuracy": 0.2, "gate": "best"})
+    c.record({"cycle": 7, "wall_hours": 2.0, "position_passes": 1064, "action_accuracy": 0.19, "gate": "kept"})
+    c.state.update(cycle=8, best_accuracy=1.0, wall_seconds=7200.0, labelled_cycle=8, passes_offset=1000)
+    open(os.path.join(c.run_dir, "ckpt.pkl"), "wb").close()
+    net = _remote_snapshot(tmp_path / "snap.onnx")
+    rep = c.adopt(net)
+    assert not rep["adopted"] and rep["bar"] == 1.0 and rep["passes"] == 1000 + 10 * 4
+    assert not os.path.exists(c.checkpoint_onnx) and os.path.exists(os.path.join(c.run_dir, "ckpt.pkl"))
+    assert c.state["cycle"] == 8 and not os.path.exists(os.path.join(c.run_dir, "candidate-0008.onnx"))
+    c.state["best_accuracy"] = -1.0
+    rep = c.adopt(net, extra_seconds=360.0)
+    assert rep["adopted"] and 0.0 <= rep["action_accuracy"] <= 1.0
+    for f in (c.checkpoint_onnx, os.path.join(c.run_dir, "best.onnx"), os.path.join(c.run_dir, "candidate-0008.onnx")):
+        assert open(f, "rb").read() == open(net, "rb").read()
+    assert not os.path.exists(os.path.join(c.run_dir, "ckpt.pkl"))
+    assert os.path.exists(os.path.join(c.run_dir, "ckpt-cycle8-before-adopt.pkl"))
+    with open(c.curve_csv) as f:
+        last = list(csv.DictReader(f))[-1]
+    assert (last["cycle"], last["gate"], last["position_passes"], last["wall_hours"]) == ("8", "best", "1040", "2.1")
+    saved = json.load(open(c.state_path))
+    assert saved["cycle"] == 9 and saved["passes_offset"] == 1040 and "labelled_cycle" not in saved
+    assert saved["best_accuracy"] == rep["action_accuracy"]
+    # a file that is not a lease snapshot needs its passes
+    plain = tmp_path / "plain.onnx"
+    shutil.copyfile(net, plain)
+    import onnx
+
+    m = onnx.load(str(plain))
+    for p in m.metadata_props:
+        if p.key == "glimpse.description":
+            p.value = "something else"
+    onnx.save(m, str(plain))
+    with pytest.raises(ValueError, match="give the position-passes"):
+        c.adopt(str(plain))
+    assert c.adopt(str(plain), passes=5000, force=True)["adopted"] and c.state["passes_offset"] == 5000
 
 
 def test_lr_flag_overrides_the_run_config_without_rewriting_it(tmp_path):
