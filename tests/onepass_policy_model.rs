@@ -8,7 +8,7 @@ mod uci_support;
 
 use glimpse::game::Game;
 use glimpse::model::{Backend, EvalRequest, Evaluator, Model, Network, RuntimeConfig};
-use glimpse::search::analysis::{analyse, MoveChoice};
+use glimpse::search::analysis::{analyse, analyse_with, MoveChoice, SUCCESSOR_VALUE_DEFAULT};
 use serde_json::Value;
 use std::path::PathBuf;
 use uci_support::{bestmove, field, pv_lines, test_model, Engine};
@@ -113,6 +113,86 @@ fn move_choice_policy_plays_the_policy_heads_favourite() {
     );
 }
 
+/// 1 − the highest raw Q of the position after `uci` (the successor value computed on its own).
+fn successor_value(m: &mut Model, game: &Game, uci: &str) -> f32 {
+    let mut next = game.clone();
+    next.push(game.parse_uci(uci).unwrap()).unwrap();
+    let a = analyse(m, &next, &[]).unwrap();
+    1.0 - a
+        .moves
+        .iter()
+        .map(|s| s.raw_win_prob)
+        .fold(f32::MIN, f32::max)
+}
+
+#[test]
+fn successor_values_mix_each_moves_q_with_the_position_after_it() {
+    let mut m = load();
+    for r in reference().iter().take(3) {
+        let game = Game::from_fen(r["fen"].as_str().unwrap(), false).unwrap();
+        let plain = analyse(&mut m, &game, &[]).unwrap();
+        let zero = analyse_with(&mut m, &game, &[], 0.0).unwrap();
+        assert_eq!(zero.evals, 1);
+        for w in [0.6f32, 1.0] {
+            let a = analyse_with(&mut m, &game, &[], w).unwrap();
+            assert_eq!(
+                a.evals,
+                1 + a.moves.len(),
+                "one run: the root and every successor"
+            );
+            for (s, p) in a.moves.iter().zip(&plain.moves) {
+                assert_eq!(
+                    zero.moves.iter().find(|z| z.uci == s.uci).unwrap().win_prob,
+                    p.win_prob
+                );
+                assert!(
+                    (s.raw_win_prob - p.raw_win_prob).abs() <= TOL,
+                    "raw Q is the root's own"
+                );
+                let v = successor_value(&mut m, &game, &s.uci);
+                let want = (1.0 - w) * p.raw_win_prob + w * v;
+                assert!(
+                    (s.win_prob - want).abs() <= 2.0 * TOL,
+                    "{} w {w}: {} vs {want}",
+                    s.uci,
+                    s.win_prob
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn successor_rules_mate_and_stalemate_need_no_row() {
+    // Qe8 (and other queen moves) mate, Qf7 stalemates; the other moves have successors to run.
+    let mut m = load();
+    let game = Game::from_fen("7k/4Q3/6K1/8/8/8/8/8 w - - 0 1", false).unwrap();
+    let plain = analyse(&mut m, &game, &[]).unwrap();
+    let a = analyse_with(&mut m, &game, &[], 0.6).unwrap();
+    let ends = a
+        .moves
+        .iter()
+        .filter(|s| {
+            let mut next = game.clone();
+            next.push(s.mv).unwrap();
+            next.legal_moves().is_empty()
+        })
+        .count();
+    assert!(ends >= 2, "mates and a stalemate: {ends}");
+    assert_eq!(
+        a.evals,
+        1 + a.moves.len() - ends,
+        "no rows for mates and stalemates"
+    );
+    let by = |a: &glimpse::search::analysis::Analysis, u: &str| {
+        a.moves.iter().find(|s| s.uci == u).unwrap().clone()
+    };
+    assert_eq!(by(&a, "e7e8").win_prob, 1.0);
+    let stale = by(&plain, "e7f7").raw_win_prob;
+    assert!((by(&a, "e7f7").win_prob - (0.4 * stale + 0.6 * 0.5)).abs() < 1e-6);
+    assert_eq!(a.moves[a.best().unwrap()].win_prob, 1.0, "a mate is played");
+}
+
 #[test]
 fn the_evaluator_hands_mcts_the_priors() {
     let mut m = load();
@@ -173,9 +253,11 @@ fn engine_plays_it_over_uci_with_both_choices_and_mcts() {
     for (g, w) in got.iter().zip(&want) {
         assert!(g.abs_diff(*w) <= 1, "{pv}: want {want:?}");
     }
-    // The blend of both heads, as `analyse` ranks it with `MoveChoice::Blend`.
+    // The blend of both heads, as `analyse` ranks it with `MoveChoice::Blend` (successor values at
+    // the default weight).
     let mut m = load();
-    let mut a = analyse(&mut m, &Game::startpos(), &[]).unwrap();
+    let w = SUCCESSOR_VALUE_DEFAULT as f32 / 100.0;
+    let mut a = analyse_with(&mut m, &Game::startpos(), &[], w).unwrap();
     a.choice = MoveChoice::Blend;
     let want = a.moves[a.best().unwrap()].uci.clone();
     e.send("setoption name MoveChoice value blend");
@@ -193,6 +275,16 @@ fn engine_plays_it_over_uci_with_both_choices_and_mcts() {
     let lines = e.go("depth 1");
     let q_best = bestmove(&lines).0;
     assert!(q_best.is_some(), "{lines:#?}");
+    // SuccessorValue (default on): the root and its 20 successors in one run; 0 turns it off; a
+    // bad value is refused and the old one kept.
+    let nodes =
+        |lines: &[String]| field(&pv_lines(lines)[0], "nodes").map(|n| n.parse::<u32>().unwrap());
+    assert_eq!(nodes(&lines), Some(21), "{lines:#?}");
+    e.send("setoption name SuccessorValue value 0");
+    e.send("setoption name SuccessorValue value lots");
+    e.send("position startpos");
+    let lines = e.go("depth 1");
+    assert_eq!(nodes(&lines), Some(1), "{lines:#?}");
     // MCTS on the priors: a legal move and a search that went beyond the root.
     e.send("setoption name SearchMode value mcts");
     e.send("position startpos");

@@ -42,12 +42,13 @@ pub const BLEND_MIN_POLICY: f32 = 1e-6;
 
 /// The `MoveChoice` values, in option order.
 pub const MOVE_CHOICES: &[&str] = &["q", "policy", "blend"];
-/// The `MoveChoice` default: `blend`. On the c24 int8 twin (the default net when it was measured), a
-/// searchless SPRT(0, 10) of `blend` against `policy` at 5+0.05 accepted H1 after 564 games, +45.8 ± 23.0
-/// Elo (`weights/README.md`, "Blending the heads", has the command). `policy` had replaced `q` before on
-/// held-out accuracy and puzzles (24.8 % vs 22.7 %, 26.6 % vs 25.2 % on `glimpse-l6d128-c2`). (The enum's
-/// own default stays [`MoveChoice::Q`], what [`analyse`] returns.)
-pub const MOVE_CHOICE_DEFAULT: &str = "blend";
+/// The `MoveChoice` default: `q`, with Q mixed with each move's successor value
+/// ([`SUCCESSOR_VALUE_DEFAULT`]): on top of successor values the policy term costs accuracy
+/// (`weights/README.md`, "Successor value"). Without them `blend` is the better choice: on the c24
+/// int8 twin a searchless SPRT(0, 10) of `blend` against `policy` at 5+0.05 accepted H1 after 564
+/// games, +45.8 ± 23.0 Elo ("Blending the heads"), and `policy` had beaten `q` on held-out accuracy and
+/// puzzles before (24.8 % vs 22.7 %, 26.6 % vs 25.2 % on `glimpse-l6d128-c2`).
+pub const MOVE_CHOICE_DEFAULT: &str = "q";
 
 impl MoveChoice {
     /// Parses `q`, `policy` or `blend` (case-insensitive).
@@ -172,6 +173,39 @@ pub fn analyse(
     game: &Game,
     searchmoves: &[Move],
 ) -> Result<Analysis, ModelError> {
+    analyse_with(model, game, searchmoves, 0.0)
+}
+
+/// The `SuccessorValue` default, in percent of each move's Q taken from the value of the position
+/// after it. Action accuracy on 2,450 positions of the held-out split (`weights/README.md`,
+/// "Successor value"), the c35 int8 twin: 34.2 % (Q alone), 38.4 % (the successor value alone),
+/// 39.6 / 39.4 / **40.3** / 40.2 % at 40 / 50 / 60 / 75 %; float32 c35: 34.8, 38.2, 40.0 % (at 50).
+pub const SUCCESSOR_VALUE_DEFAULT: i64 = 60;
+
+/// Whether a net of this kind can give successor values: one row per position (the whole
+/// successor batch costs one row per move) and a value per move.
+pub fn successor_capable(model: &Model) -> bool {
+    let kind = model.info().kind;
+    kind.one_row_per_position() && kind.spec().has_value()
+}
+
+/// [`analyse`], with each move's Q mixed with the value of the position after it when
+/// `successor_weight` (0–1) is above 0 and the net is [`successor_capable`]: Q'(s, a) =
+/// (1 − w) · Q(s, a) + w · (1 − max_a' Q(s', a')), where s' is the position after a and a' its
+/// legal replies. This is the paper's state-value policy (Ruoss et al., 2024, 2.2: the mover's value
+/// of every successor, batched) with the state value read from the one-pass net, beside its action
+/// value; the root and every successor go in the same network run (1 + moves rows). A successor
+/// without replies or without mating material is not run: a mate keeps its rule (1.0), a stalemate
+/// or a dead draw gets 0.5. `raw_win_prob` stays the root's own Q.
+///
+/// # Errors
+/// Tokenizer or ORT failure.
+pub fn analyse_with(
+    model: &mut Model,
+    game: &Game,
+    searchmoves: &[Move],
+    successor_weight: f32,
+) -> Result<Analysis, ModelError> {
     let pos = game.position();
     let mut moves: Vec<Move> = game.legal_moves();
     if !searchmoves.is_empty() && moves.iter().any(|m| searchmoves.contains(m)) {
@@ -191,17 +225,58 @@ pub fn analyse(
         return Ok(Analysis::default());
     }
     let ordered: Vec<Move> = scored.iter().map(|&(_, m)| m).collect();
-    let request = EvalRequest {
+    let mut batch = vec![EvalRequest {
         pos: pos.clone(),
         moves: ordered.clone(),
         hash: 0,
-    };
-    let out = model.evaluate(std::slice::from_ref(&request))?;
+    }];
+    // Per move: the successor's value for the mover when the rules give it, or its row in `batch`.
+    let weight = successor_weight.clamp(0.0, 1.0);
+    let mut successor: Vec<Successor> = vec![Successor::None; ordered.len()];
+    if weight > 0.0 && successor_capable(model) {
+        for (i, mv) in ordered.iter().enumerate() {
+            let mut child = pos.clone();
+            child.play_unchecked(*mv);
+            let replies: Vec<Move> = child.legal_moves().into_iter().collect();
+            successor[i] = if replies.is_empty() {
+                if child.is_check() {
+                    Successor::None // mate: the rule below gives 1.0
+                } else {
+                    Successor::Known(0.5)
+                }
+            } else if child.is_insufficient_material() {
+                Successor::Known(0.5)
+            } else {
+                batch.push(EvalRequest {
+                    pos: child,
+                    moves: replies,
+                    hash: 0,
+                });
+                Successor::Row(batch.len() - 1)
+            };
+        }
+    }
+    let out = model.evaluate(&batch)?;
     let wdl = out.wdl.first().copied();
+    if out.values.len() != batch.len() {
+        return Err(ModelError::Inference(
+            "the network returned too few values".into(),
+        ));
+    }
+    let successor_value = |s: &Successor| match *s {
+        Successor::None => None,
+        Successor::Known(v) => Some(v),
+        Successor::Row(r) => out.values[r]
+            .iter()
+            .map(|m| m.q)
+            .reduce(f32::max)
+            .map(|best| 1.0 - best),
+    };
+    let mixed: Vec<Option<f32>> = successor.iter().map(successor_value).collect();
     let values = out
         .values
-        .into_iter()
-        .next()
+        .first()
+        .cloned()
         .filter(|v| v.len() == ordered.len())
         .ok_or_else(|| ModelError::Inference("the network returned too few values".into()))?;
     let repetition = if model.info().kind.spec().has_value() {
@@ -213,13 +288,16 @@ pub fn analyse(
         .iter()
         .zip(values)
         .zip(repetition)
-        .map(|(((action, mv), value), rep)| {
+        .zip(mixed)
+        .map(|((((action, mv), value), rep), after)| {
             let mut child = pos.clone();
             child.play_unchecked(*mv);
             let win_prob = if child.is_checkmate() {
                 1.0
             } else if rep {
                 REPETITION_VALUE
+            } else if let Some(v) = after {
+                (1.0 - weight) * value.q + weight * v
             } else {
                 value.q
             };
@@ -242,6 +320,17 @@ pub fn analyse(
         wdl,
         draw_shift: 0.0,
     })
+}
+
+/// Where a move's successor value comes from in [`analyse_with`].
+#[derive(Debug, Clone, Copy)]
+enum Successor {
+    /// Not used (weight 0, or a mate: its rule decides).
+    None,
+    /// Given by the rules (stalemate, dead draw): the mover's value.
+    Known(f32),
+    /// The successor's row in the batch.
+    Row(usize),
 }
 
 /// Samples a move index from softmax(key / temperature) ([`Analysis::key`]: Q, or the policy

@@ -8,7 +8,7 @@
 //! captures, promotions, checks) and scored in batches sized to the time left; moves not reached
 //! are left out. The hard deadline is the runner's timer.
 
-use super::analysis::{analyse, choose, gives_mate, ranked, Analysis};
+use super::analysis::{analyse, analyse_with, choose, gives_mate, ranked, Analysis};
 use super::control::Control;
 use super::runner::{Algorithm, Outcome, SearchError};
 use super::sink::SearchSink;
@@ -64,15 +64,17 @@ fn elapsed_ms(req: &SearchRequest) -> f64 {
     req.start.elapsed().as_secs_f64() * 1e3
 }
 
-/// One analysis, its time folded into the per-row cost.
+/// One analysis (with successor values at `successor_weight`), its time folded into the
+/// per-row cost.
 fn timed_analyse(
     net: &mut NetworkSlot,
     game: &Game,
     moves: &[Move],
+    successor_weight: f32,
 ) -> Result<Analysis, SearchError> {
     let model: &mut Model = net.model().ok_or(SearchError::NoNetwork)?;
     let t = Instant::now();
-    let a = analyse(model, game, moves)?;
+    let a = analyse_with(model, game, moves, successor_weight)?;
     net.record_rows(t.elapsed().as_secs_f64() * 1e3, a.evals);
     Ok(a)
 }
@@ -108,7 +110,23 @@ pub fn evaluate(
         _ => None,
     };
     let Some((target, mut row_ms)) = plan else {
-        return Ok((timed_analyse(net, &req.game, &req.searchmoves)?, false));
+        let mut weight = req.settings.successor_weight;
+        // Successor values cost 1 + moves rows: only when the per-row cost measured so far says
+        // they fit in the time left (the first move of a game has no measurement yet).
+        if weight > 0.0 && one_row {
+            if let (Some(target), Some(row_ms)) = (soft_ms, net.row_ms()) {
+                if row_ms * (n + 1) as f64 > target as f64 - elapsed_ms(req) {
+                    weight = 0.0;
+                    sink.note(&format!(
+                        "short of time: one-pass Q only, no successor values ({row_ms:.2} ms per row)"
+                    ));
+                }
+            }
+        }
+        return Ok((
+            timed_analyse(net, &req.game, &req.searchmoves, weight)?,
+            false,
+        ));
     };
     let mut order = candidates;
     order.sort_by_key(|m| std::cmp::Reverse(prior(&req.game, m)));
@@ -123,7 +141,7 @@ pub fn evaluate(
             break;
         }
         let batch = &order[done..(done + k).min(n)];
-        let a = timed_analyse(net, &req.game, batch)?;
+        let a = timed_analyse(net, &req.game, batch, 0.0)?;
         row_ms = net.row_ms().unwrap_or(row_ms);
         merged.evals += a.evals;
         merged.wdl = merged.wdl.or(a.wdl);

@@ -495,6 +495,7 @@ fn every_typed_key_matches_its_declaration() {
         MINIBATCH_SIZE,
         DRAW_SCORE,
         SYZYGY_PROBE_LIMIT,
+        SUCCESSOR_VALUE,
     ] {
         check(k.name, matches!(o.get(k.name), Some(Value::Int(_))));
     }
@@ -521,7 +522,7 @@ fn every_typed_key_matches_its_declaration() {
     }
     assert_eq!(
         o.declarations().len(),
-        29,
+        30,
         "every declared option has a key above"
     );
     // MCTS defaults come from one place.

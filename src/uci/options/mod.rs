@@ -239,8 +239,10 @@ pub const POLICY_UNIFORM_MIX: Key<f64> = Key::new("PolicyUniformMix");
 pub const POLICY_HEAD: Key<bool> = Key::new("PolicyHead");
 /// Softmax temperature of the policy head's priors option (Lc0's name).
 pub const POLICY_SOFTMAX_TEMP: Key<f64> = Key::new("PolicySoftmaxTemp");
-/// Searchless move choice option: `q` (argmax Q, the paper) or `policy` (the policy head).
+/// Searchless move choice option: `q` (argmax Q, the paper), `policy` (the policy head) or `blend`.
 pub const MOVE_CHOICE: Key<String> = Key::new("MoveChoice");
+/// Searchless: percent of each move's Q taken from the value of the position after it.
+pub const SUCCESSOR_VALUE: Key<i64> = Key::new("SuccessorValue");
 /// MCTS minibatch option.
 pub const MINIBATCH_SIZE: Key<i64> = Key::new("MinibatchSize");
 /// Bare-king mop-up rule option (MCTS).

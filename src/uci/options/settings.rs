@@ -40,6 +40,8 @@ pub struct Settings {
     pub mop_up: bool,
     /// `MoveChoice`: what the searchless policy maximises.
     pub move_choice: MoveChoice,
+    /// `SuccessorValue` / 100: the weight of each move's successor value in its Q (searchless).
+    pub successor_weight: f32,
     /// `SyzygyProbeLimit`: most pieces of a probed position (0: no probing).
     pub syzygy_probe_limit: usize,
     /// `Syzygy50MoveRule`.
@@ -95,6 +97,7 @@ impl Options {
             hash_mb: self.value(HASH).max(1) as usize,
             mop_up: self.value(MOP_UP),
             move_choice: MoveChoice::parse(&self.value(MOVE_CHOICE)).unwrap_or_default(),
+            successor_weight: self.value(SUCCESSOR_VALUE).clamp(0, 100) as f32 / 100.0,
             syzygy_probe_limit: self.value(SYZYGY_PROBE_LIMIT).clamp(0, 7) as usize,
             syzygy_50_move_rule: self.value(SYZYGY_50_MOVE_RULE),
             mcts_params: MctsParams {

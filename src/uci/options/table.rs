@@ -89,7 +89,13 @@ pub fn declarations(cores: usize) -> Vec<OptionDecl> {
             name: MOVE_CHOICE.name,
             applies: Applies::Search,
             kind: OptionKind::Combo { default: crate::search::analysis::MOVE_CHOICE_DEFAULT, vars: crate::search::analysis::MOVE_CHOICES },
-            help: "searchless: q plays the move of highest Q (the paper); policy the policy head's favourite (nets with one; others use Q)",
+            help: "searchless: q plays the move of highest Q (the paper); policy the policy head's favourite; blend Q + 0.05 ln P (nets with a policy head; others use Q)",
+        },
+        OptionDecl {
+            name: SUCCESSOR_VALUE.name,
+            applies: Applies::Search,
+            kind: OptionKind::Spin { default: crate::search::analysis::SUCCESSOR_VALUE_DEFAULT, min: 0, max: 100 },
+            help: "searchless, one-pass nets: percent of each move's Q taken from the net's value of the position after it (the paper's state-value policy), all in one batched pass of 1 + moves rows; 0 = one row",
         },
         OptionDecl {
             name: HASH.name,
