@@ -21,7 +21,7 @@ pub use rng::Rng;
 use crate::game::Game;
 use crate::model::runtime::panic_message;
 use crate::model::{ModelInfo, NetworkSlot, Note, Preloader, SharedNetwork};
-use crate::search::analysis::analyse;
+use crate::search::analysis::analyse_with;
 use crate::search::{self, Search, SearchRequest};
 use crate::tablebase::{self, Probe, Tablebases};
 use crate::time::TimeManager;
@@ -457,7 +457,9 @@ impl Engine {
             return;
         };
         let t0 = Instant::now();
-        match analyse(model, &self.game, &[]) {
+        // As the searchless policy scores the moves: with the successor values it is set to use.
+        let weight = self.options.settings().successor_weight;
+        match analyse_with(model, &self.game, &[], weight) {
             Ok(analysis) => {
                 let ms = t0.elapsed().as_secs_f64() * 1e3;
                 let mut lines = eval_table(&self.game, &analysis, analysis.best());

@@ -226,13 +226,21 @@ fn engine_plays_it_over_uci() {
     e.send("position fen 6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1");
     let lines = e.go("depth 1");
     assert_eq!(bestmove(&lines).0.as_deref(), Some("d1d8"), "{lines:#?}");
-    // `eval` lists every legal move.
+    // `eval` lists every legal move, scored as the searchless policy scores them: the root and its
+    // 20 successors (`SuccessorValue`), or the root alone with `SuccessorValue 0`.
     e.send("position startpos");
     e.send("eval");
     let lines = e.until("the eval summary", |l| l.contains("evaluations in"));
     assert!(lines.iter().any(|l| l.contains("e2e4")), "{lines:#?}");
     assert!(
-        lines.last().unwrap().contains("1 evaluations in"),
+        lines.last().unwrap().contains(" 21 evaluations in"),
+        "{lines:#?}"
+    );
+    e.send("setoption name SuccessorValue value 0");
+    e.send("eval");
+    let lines = e.until("the eval summary", |l| l.contains("evaluations in"));
+    assert!(
+        lines.last().unwrap().contains(" 1 evaluations in"),
         "{lines:#?}"
     );
     assert!(e.quit());

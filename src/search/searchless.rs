@@ -41,6 +41,18 @@ pub fn batch_size(left_ms: f64, row_ms: f64, first: bool) -> usize {
     }
 }
 
+/// Whether a batch of `rows` (the root and its successors, `SuccessorValue`) fits in `left_ms`
+/// (the soft deadline minus the time used; `None`: no clock, always) at `row_ms` per row as
+/// measured so far. Under a clock with nothing measured yet (a `go` right after the net loaded)
+/// it does not: that move scores one row, which measures the cost for the next.
+pub fn successors_fit(row_ms: Option<f64>, rows: usize, left_ms: Option<f64>) -> bool {
+    match (row_ms, left_ms) {
+        (_, None) => true,
+        (Some(r), Some(left)) => r * rows as f64 <= left,
+        (None, Some(_)) => false,
+    }
+}
+
 /// A cheap ordering prior for batches under time pressure: mate in one, then captures by victim
 /// value, promotions, checks; 0 for quiet moves.
 pub fn prior(game: &Game, mv: &Move) -> u32 {
@@ -111,16 +123,14 @@ pub fn evaluate(
     };
     let Some((target, mut row_ms)) = plan else {
         let mut weight = req.settings.successor_weight;
-        // Successor values cost 1 + moves rows: only when the per-row cost measured so far says
-        // they fit in the time left (the first move of a game has no measurement yet).
         if weight > 0.0 && one_row {
-            if let (Some(target), Some(row_ms)) = (soft_ms, net.row_ms()) {
-                if row_ms * (n + 1) as f64 > target as f64 - elapsed_ms(req) {
-                    weight = 0.0;
-                    sink.note(&format!(
-                        "short of time: one-pass Q only, no successor values ({row_ms:.2} ms per row)"
-                    ));
-                }
+            let left = soft_ms.map(|t| t as f64 - elapsed_ms(req));
+            if !successors_fit(net.row_ms(), n + 1, left) {
+                weight = 0.0;
+                sink.note(&format!(
+                    "short of time: one-pass Q only, no successor values ({:.2} ms per row)",
+                    net.row_ms().unwrap_or(0.0)
+                ));
             }
         }
         return Ok((
@@ -287,6 +297,19 @@ mod tests {
         assert_eq!(batch_size(-50.0, 10.0, true), MIN_FIRST_BATCH);
         assert_eq!(batch_size(-50.0, 10.0, false), 0);
         assert!(batch_size(1.0, 0.0, false) > 1000);
+    }
+
+    #[test]
+    fn successor_batches_only_when_they_fit() {
+        assert!(successors_fit(Some(4.0), 32, Some(200.0)));
+        assert!(!successors_fit(Some(4.0), 32, Some(100.0)));
+        assert!(!successors_fit(Some(4.0), 32, Some(-5.0)));
+        assert!(
+            !successors_fit(None, 32, Some(1000.0)),
+            "nothing measured yet under a clock: one row first"
+        );
+        assert!(successors_fit(Some(4.0), 32, None), "no clock");
+        assert!(successors_fit(None, 32, None), "no clock, nothing measured");
     }
 
     #[test]

@@ -105,9 +105,7 @@ def grow(net: str, out: str, layers: int, seed: int = 0, positions: int = 16) ->
     import onnx
 
     from .kinds.multi_action_value import build_model, gflop_per_position, num_params
-    from .onnx_graph import ort_session
-    from .onnx_import import import_onepass, read_meta
-    from .quantize import random_positions, tokens_actions
+    from .onnx_import import import_onepass, read_meta, same_outputs
 
     meta = read_meta(net)
     if meta.get("glimpse.precision", "fp32") != "fp32":
@@ -116,12 +114,7 @@ def grow(net: str, out: str, layers: int, seed: int = 0, positions: int = 16) ->
     grown, gcfg = grow_params(params, cfg, layers, seed)
     desc = f"{meta.get('glimpse.description', net)}; grown L{cfg.layers} -> L{layers} (identity blocks)"
     onnx.save(build_model(grown, gcfg, desc), out)
-    feed = dict(zip(("tokens", "actions"), tokens_actions(random_positions(positions, seed=1))))
-    a, b = ort_session(net), ort_session(out)
-    names = [o.name for o in a.get_outputs()]
-    diff = max(float(np.abs(x - y).max()) for x, y in zip(a.run(names, feed), b.run(names, feed)))
-    if diff > 1e-4:
-        raise ValueError(f"{out}: outputs differ from {net} by {diff}")
+    diff = same_outputs(net, out, positions)
     return {"out": out, "from_layers": cfg.layers, "layers": layers, "insert_after": insert_after(cfg.layers, layers),
             "max_abs_diff": diff, "params_before": num_params(cfg), "params_after": num_params(gcfg),
             "gflop_before": gflop_per_position(cfg), "gflop_after": gflop_per_position(gcfg)}
