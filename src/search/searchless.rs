@@ -41,16 +41,26 @@ pub fn batch_size(left_ms: f64, row_ms: f64, first: bool) -> usize {
     }
 }
 
-/// Whether a batch of `rows` (the root and its successors, `SuccessorValue`) fits in `left_ms`
-/// (the soft deadline minus the time used; `None`: no clock, always) at `row_ms` per row as
-/// measured so far. Under a clock with nothing measured yet (a `go` right after the net loaded)
-/// it does not: that move scores one row, which measures the cost for the next.
-pub fn successors_fit(row_ms: Option<f64>, rows: usize, left_ms: Option<f64>) -> bool {
-    match (row_ms, left_ms) {
-        (_, None) => true,
-        (Some(r), Some(left)) => r * rows as f64 <= left,
-        (None, Some(_)) => false,
+/// Whether a batch of `rows` (the root and its successors, `SuccessorValue`) fits the clock at
+/// `row_ms` per row as measured so far: within `soft_left` (the soft deadline minus the time
+/// used) and, twice over, within `hard_left` (the hard deadline minus the time used: a batch that
+/// overran it would forfeit the move to the watchdog's fallback; a loaded machine or a batch
+/// slower per row than the rows measured must not). `None`: no clock, always. Under a clock with
+/// nothing measured yet (a `go` right after the net loaded) it does not fit: that move scores one
+/// row, which measures the cost for the next.
+pub fn successors_fit(
+    row_ms: Option<f64>,
+    rows: usize,
+    soft_left: Option<f64>,
+    hard_left: Option<f64>,
+) -> bool {
+    if soft_left.is_none() && hard_left.is_none() {
+        return true;
     }
+    let Some(cost) = row_ms.map(|r| r * rows as f64) else {
+        return false;
+    };
+    soft_left.is_none_or(|s| cost <= s) && hard_left.is_none_or(|h| 2.0 * cost <= h)
 }
 
 /// A cheap ordering prior for batches under time pressure: mate in one, then captures by victim
@@ -124,8 +134,9 @@ pub fn evaluate(
     let Some((target, mut row_ms)) = plan else {
         let mut weight = req.settings.successor_weight;
         if weight > 0.0 && one_row {
-            let left = soft_ms.map(|t| t as f64 - elapsed_ms(req));
-            if !successors_fit(net.row_ms(), n + 1, left) {
+            let hard_ms = req.time.at_go(req.start).hard_ms;
+            let left = |t: Option<u64>| t.map(|t| t as f64 - elapsed_ms(req));
+            if !successors_fit(net.row_ms(), n + 1, left(soft_ms), left(hard_ms)) {
                 weight = 0.0;
                 sink.note(&format!(
                     "short of time: one-pass Q only, no successor values ({:.2} ms per row)",
@@ -301,15 +312,26 @@ mod tests {
 
     #[test]
     fn successor_batches_only_when_they_fit() {
-        assert!(successors_fit(Some(4.0), 32, Some(200.0)));
-        assert!(!successors_fit(Some(4.0), 32, Some(100.0)));
-        assert!(!successors_fit(Some(4.0), 32, Some(-5.0)));
+        // 32 rows at 4 ms: 128 ms.
+        assert!(successors_fit(Some(4.0), 32, Some(200.0), Some(800.0)));
         assert!(
-            !successors_fit(None, 32, Some(1000.0)),
+            !successors_fit(Some(4.0), 32, Some(100.0), Some(800.0)),
+            "soft"
+        );
+        assert!(!successors_fit(Some(4.0), 32, Some(-5.0), Some(800.0)));
+        assert!(
+            !successors_fit(Some(4.0), 32, Some(190.0), Some(190.0)),
+            "movetime 200: half the hard limit is too little"
+        );
+        assert!(
+            !successors_fit(None, 32, Some(1000.0), Some(4000.0)),
             "nothing measured yet under a clock: one row first"
         );
-        assert!(successors_fit(Some(4.0), 32, None), "no clock");
-        assert!(successors_fit(None, 32, None), "no clock, nothing measured");
+        assert!(successors_fit(Some(4.0), 32, None, None), "no clock");
+        assert!(
+            successors_fit(None, 32, None, None),
+            "no clock, nothing measured"
+        );
     }
 
     #[test]
