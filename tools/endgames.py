@@ -361,7 +361,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=1, help="seed of the positions (default 1)")
     p.add_argument("--claims", choices=("defender", "any"), default="defender",
                    help="who may claim a threefold repetition or 50-move draw on its move: the defender only "
-                        "(default), or either side (python-chess claim_draw=True on every move, as match.py)")
+                        "(default), or either side (python-chess claim_draw=True on every move, as match.py --draw-claims both)")
     p.add_argument("--concurrency", type=int, default=1,
                    help="games at once (default 1); with >1 each engine gets Threads=1 unless set")
     p.add_argument("--timemargin", type=int, default=0, metavar="MS",

@@ -314,10 +314,7 @@ async def play_game(number: int, opening: el.Opening, a_white: bool, slots: dict
             # Ctrl-C: a cancellation that Python 3.11's wait_for can lose (it returns the result when
             # the engine answers in the same instant) must still end the game.
             raise asyncio.CancelledError()
-        # A draw that the side to move can claim (threefold repetition, 50-move rule, also by the
-        # move it is about to make) ends the game, when that side may claim (draw_claims).
-        claims = getattr(args, "draw_claims", "both")
-        outcome = board.outcome(claim_draw=claims == "both" or side_of(board.turn, a_white) == claims)
+        outcome = game_outcome(board, getattr(args, "draw_claims", "none"), side_of(board.turn, a_white))
         if outcome is not None:
             res.outcome = outcome.termination.name
             return _finish(res, game, node, board, outcome.result(), "normal", _outcome_text(outcome))
@@ -418,6 +415,39 @@ async def play_game(number: int, opening: el.Opening, a_white: bool, slots: dict
 
 def _can_mate(board: chess.Board, color: chess.Color) -> bool:
     return not board.has_insufficient_material(color)
+
+
+#: ``draw_claims`` values: "none" (cutechess-cli's rule), "both", or the side letter "A" / "B".
+DRAW_CLAIMS = ("none", "both", "A", "B")
+
+
+def game_outcome(board: chess.Board, draw_claims: str = "none", mover: str = "") -> chess.Outcome | None:
+    """How the game stands before the move of ``board.turn`` (``mover``: "A" or "B"): ``None`` while it
+    goes on.
+
+    Always over: mate, stalemate, insufficient material, fivefold repetition, the 75-move rule. The
+    threefold repetition and the 50-move rule, by ``draw_claims``:
+
+    - ``"none"`` (the default, cutechess-cli's rule): a draw once they have happened, that is the
+      current position occurred three times (python-chess ``is_repetition(3)``) or 100 half-moves
+      passed without a capture or pawn move; nobody claims ahead of time, so a side that could repeat
+      a position with its next move but plays on is not stopped.
+    - ``"both"``: the side to move claims whenever it can, also with the move it is about to make
+      (python-chess ``outcome(claim_draw=True)``; FIDE's claim, made by every side on every move).
+    - ``"A"`` / ``"B"``: only that side claims so, on its own move (tools/endgames.py: the defender).
+    """
+    if draw_claims not in DRAW_CLAIMS:
+        raise ValueError(f"draw_claims must be one of {', '.join(DRAW_CLAIMS)}, not {draw_claims!r}")
+    if draw_claims == "both" or draw_claims == mover:
+        return board.outcome(claim_draw=True)
+    outcome = board.outcome(claim_draw=False)
+    if outcome is not None or draw_claims != "none":
+        return outcome
+    if board.is_repetition(3):
+        return chess.Outcome(chess.Termination.THREEFOLD_REPETITION, None)
+    if board.halfmove_clock >= 100:
+        return chess.Outcome(chess.Termination.FIFTY_MOVES, None)
+    return None
 
 
 def _outcome_text(outcome: chess.Outcome) -> str:
@@ -534,11 +564,13 @@ class MatchConfig:
     stop_event: Any = None  # asyncio.Event set on Ctrl-C (filled in by Match.run_async)
     #: Engine B's own limit (None: the same as ``tc``), e.g. A at fixed nodes against B on a clock.
     tc_b: TimeControl | None = None
-    #: Who may claim a draw (threefold repetition, 50-move rule) on its move: "both" (python-chess
-    #: ``outcome(claim_draw=True)`` for every move, the default), or only "A" or "B" (the other
-    #: side's turn then ends only on the automatic draws: fivefold, 75 moves). tools/endgames.py uses
-    #: "B", the defender, so that the strong side is not stopped for a repetition it could avoid.
-    draw_claims: str = "both"
+    #: When a threefold repetition or the 50-move rule ends a game (:func:`game_outcome`): "none"
+    #: (the default: once it has happened, as cutechess-cli adjudicates), "both" (python-chess
+    #: ``outcome(claim_draw=True)`` on every move, also by the move about to be made), or only "A" or
+    #: "B" on its own move (the other side's turn then ends only on the automatic draws: fivefold, 75
+    #: moves). tools/endgames.py uses "B", the defender, so that the strong side is not stopped for a
+    #: repetition it could avoid.
+    draw_claims: str = "none"
     #: Explicit games as (opening, A plays White) pairs instead of the book (then ``games`` must be
     #: their number); tools/endgames.py plays each test position once this way.
     jobs: list[tuple[el.Opening, bool]] | None = None
@@ -924,6 +956,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_adjudication_args(p)
     p.add_argument("--sprt", nargs="+", type=float, metavar="X",
                    help="SPRT: ELO0 ELO1 [ALPHA BETA] (defaults 0.05 0.05); stops when a bound is hit")
+    p.add_argument("--draw-claims", choices=("none", "both"), default="none",
+                   help="threefold repetition and 50-move rule: 'none' (default) draws once they have "
+                        "happened, as cutechess-cli does; 'both' lets the side to move claim, also with "
+                        "the move it is about to make (python-chess claim_draw, the rule before 2026-11-26)")
     p.add_argument("--timemargin", type=int, default=0, metavar="MS",
                    help="allowed clock overrun in ms before a time forfeit (default 0)")
     p.add_argument("--stall-timeout", type=float, default=30.0, metavar="S",
@@ -953,7 +989,7 @@ def config_from_args(args) -> MatchConfig:
         args.book_order, args.seed, args.concurrency,
         adjudication_from_args(args),
         sprt, args.chess960, pgn, js, args.event, args.timemargin, args.stall_timeout, args.quiet,
-        tc_b=b_time_control_from_args(args))
+        tc_b=b_time_control_from_args(args), draw_claims=getattr(args, "draw_claims", "none"))
 
 
 def main(argv: list[str] | None = None) -> int:

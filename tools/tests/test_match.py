@@ -170,6 +170,56 @@ class FaultyEngineTest(unittest.TestCase):
         self.assertIn("maximum of 5 moves", s["_pgn_text"])
 
 
+class DrawRuleTest(unittest.TestCase):
+    """match.game_outcome: cutechess-cli's rule by default, python-chess claims on request."""
+
+    @staticmethod
+    def shuffle(plies: int) -> chess.Board:
+        b = chess.Board("6k1/8/8/8/8/8/8/3Q2K1 w - - 0 1")
+        cycle = ["g1h1", "g8h8", "h1g1", "h8g8"]
+        for i in range(plies):
+            b.push_uci(cycle[i % 4])
+        return b
+
+    def test_threefold_only_once_it_happened(self) -> None:
+        # After 7 plies Black can claim with Kg8 (a third occurrence), but nothing has repeated thrice.
+        b = self.shuffle(7)
+        self.assertTrue(b.can_claim_threefold_repetition())
+        self.assertIsNone(match_tool.game_outcome(b))
+        self.assertIsNone(match_tool.game_outcome(b, "none", "A"))
+        claimed = match_tool.game_outcome(b, "both", "A")
+        self.assertEqual(claimed.termination, chess.Termination.THREEFOLD_REPETITION)
+        self.assertEqual(match_tool.game_outcome(b, "A", "A").termination,
+                         chess.Termination.THREEFOLD_REPETITION)
+        self.assertIsNone(match_tool.game_outcome(b, "B", "A"), "only B claims")
+        # One ply later the start position stands for the third time: a draw under every rule.
+        b.push_uci("h8g8")
+        out = match_tool.game_outcome(b)
+        self.assertEqual(out.termination, chess.Termination.THREEFOLD_REPETITION)
+        self.assertEqual(out.result(), "1/2-1/2")
+
+    def test_fifty_moves_at_the_hundredth_half_move(self) -> None:
+        b = chess.Board("6k1/8/8/8/8/8/1Q6/6K1 w - - 99 80")
+        self.assertIsNone(match_tool.game_outcome(b), "the 100th half-move is still to be played")
+        self.assertEqual(match_tool.game_outcome(b, "both", "A").termination, chess.Termination.FIFTY_MOVES)
+        b.push_uci("b2b3")
+        self.assertEqual(match_tool.game_outcome(b).termination, chess.Termination.FIFTY_MOVES)
+        mate = chess.Board("6k1/5ppp/8/8/8/8/8/1R4K1 w - - 99 80")
+        mate.push_uci("b1b8")
+        self.assertEqual(match_tool.game_outcome(mate).termination, chess.Termination.CHECKMATE,
+                         "mate on the 100th half-move stands")
+
+    def test_bad_rule(self) -> None:
+        with self.assertRaises(ValueError):
+            match_tool.game_outcome(chess.Board(), "sometimes")
+
+    def test_cli_default_is_cutechess(self) -> None:
+        args = match_tool.build_parser().parse_args(["--b", "stockfish"])
+        self.assertEqual(match_tool.config_from_args(args).draw_claims, "none")
+        args = match_tool.build_parser().parse_args(["--draw-claims", "both"])
+        self.assertEqual(match_tool.config_from_args(args).draw_claims, "both")
+
+
 class TablebaseAdjudicationTest(unittest.TestCase):
     """--tb: a position in the Syzygy tables ends the game with the tables' result (cutechess-cli -tb)."""
 
