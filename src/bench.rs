@@ -2,7 +2,9 @@
 //!
 //! `bench` is deterministic: a fixed list of positions, the argmax policy (temperature 0), and a
 //! signature made of the evaluation count and a hash of the chosen moves, so CI can compare runs
-//! and builds. It reports median ms per move, positions/s (searchless moves chosen per second),
+//! and builds. The searchless move is the engine's: with `SuccessorValue` (default 60, `bench
+//! --successor-value`) one run of the root and its successors; `--successor-value 0` times the
+//! one-row pass alone. It reports median ms per move, positions/s (searchless moves chosen per second),
 //! evaluations (network rows)/s, GFLOP per evaluation and achieved GFLOP/s, set against ONNX
 //! Runtime's MatMul rate on the same machine ([`matmul`]). An evaluation is one network row: one
 //! (position, move) pair for AV and SV, a whole position for BC and the one-pass MAV kind.
@@ -17,7 +19,7 @@ pub mod mcts;
 
 use crate::game::Game;
 use crate::model::slot::{load_model, LoadKey};
-use crate::model::{Backend, Model, RuntimeConfig};
+use crate::model::{Backend, Model, ModelError, RuntimeConfig};
 use crate::search::analysis as searchless;
 use crate::uci::display::eval_table;
 use crate::uci::options::default_threads;
@@ -138,6 +140,27 @@ pub struct BenchArgs {
     /// Skip the table by rows per run (1, 8, 32, 128).
     #[arg(long)]
     pub no_batches: bool,
+    /// The searchless move's `SuccessorValue` (0–100, default the engine's): above 0 each
+    /// position is one run of the root and its successors, as the engine plays; 0 times the
+    /// one-row pass (the network alone).
+    #[arg(long, default_value_t = searchless::SUCCESSOR_VALUE_DEFAULT,
+          value_parser = clap::value_parser!(i64).range(0..=100))]
+    pub successor_value: i64,
+}
+
+impl BenchArgs {
+    /// The searchless move as the engine plays it at `--successor-value`
+    /// ([`searchless::analyse_with`]).
+    ///
+    /// # Errors
+    /// Tokenizer or ORT failure.
+    pub fn analyse(
+        &self,
+        model: &mut Model,
+        game: &Game,
+    ) -> Result<searchless::Analysis, ModelError> {
+        searchless::analyse_with(model, game, &[], self.successor_value as f32 / 100.0)
+    }
 }
 
 /// Options of `glimpse eval`.
@@ -217,11 +240,12 @@ pub fn bench(args: &BenchArgs) -> i32 {
     }
     // Warm-up: the first runs allocate buffers and pick kernels.
     for g in games.iter().take(2) {
-        if let Err(e) = searchless::analyse(&mut model, g, &[]) {
+        if let Err(e) = args.analyse(&mut model, g) {
             eprintln!("glimpse: bench: {e}");
             return 1;
         }
     }
+    let capable = searchless::successor_capable(&model);
     let reps = args.reps.max(1);
     let mut times = Vec::new();
     let (mut evals, mut total_s, mut signature) = (0u64, 0.0f64, 0xcbf2_9ce4_8422_2325u64);
@@ -232,7 +256,7 @@ pub fn bench(args: &BenchArgs) -> i32 {
         let mut rows = 0;
         for _ in 0..reps {
             let t = Instant::now();
-            let a = match searchless::analyse(&mut model, g, &[]) {
+            let a = match args.analyse(&mut model, g) {
                 Ok(a) => a,
                 Err(e) => {
                     eprintln!("glimpse: bench: position {}: {e}", i + 1);
@@ -281,11 +305,17 @@ pub fn bench(args: &BenchArgs) -> i32 {
     println!("Repetitions          : {reps}");
     println!(
         "Evaluations (rows)   : {evals}{}",
-        if info.kind.one_row_per_position() {
+        if capable && args.successor_value > 0 {
+            " (one row per position, the root and each successor, all legal moves of each scored)"
+        } else if info.kind.one_row_per_position() {
             " (one row per position: all legal moves scored in one pass)"
         } else {
             " (one row per legal move)"
         }
+    );
+    println!(
+        "Searchless move      : {}",
+        successor_note(args.successor_value, capable)
     );
     println!("Median ms per move   : {median_ms:.2}");
     println!("Positions/s          : {positions_per_s:.1}");
@@ -342,6 +372,19 @@ pub fn bench(args: &BenchArgs) -> i32 {
         }
     }
     0
+}
+
+/// How the bench's searchless move was scored, for its summary.
+pub(crate) fn successor_note(successor_value: i64, capable: bool) -> String {
+    match (successor_value, capable) {
+        (0, _) => "SuccessorValue 0: one pass of the root (the network alone)".into(),
+        (w, true) => format!(
+            "SuccessorValue {w}: the root and its successors in one run, as the engine plays"
+        ),
+        (w, false) => {
+            format!("SuccessorValue {w} does not apply to this kind: one pass of the root")
+        }
+    }
 }
 
 /// ORT's MatMul rate with the runtime settings of `key` (best of 5 runs).

@@ -208,6 +208,9 @@ fn engine_plays_it_over_uci() {
     let recs = reference();
     let start = &recs[0];
     e.send("setoption name MultiPV value 3");
+    // The reference's chosen move is the one-row policy's: no successor values here (under a
+    // short clock they run or not depending on the machine's speed).
+    e.send("setoption name SuccessorValue value 0");
     e.send("position startpos");
     let lines = e.go("wtime 200 btime 200");
     let pvs = pv_lines(&lines);
@@ -222,6 +225,7 @@ fn engine_plays_it_over_uci() {
         start["chosen_move"].as_str(),
         "{lines:#?}"
     );
+    e.send("setoption name SuccessorValue value 60");
     // Mate in one is played (the rule, not the random net).
     e.send("position fen 6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1");
     let lines = e.go("depth 1");
@@ -244,4 +248,61 @@ fn engine_plays_it_over_uci() {
         "{lines:#?}"
     );
     assert!(e.quit());
+}
+
+/// `glimpse bench` on the tiny net: stdout of a run with `extra` arguments.
+fn bench_stdout(extra: &[&str]) -> String {
+    let path = tiny_mav_path();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_glimpse"))
+        .args(["bench", "--weights", path.to_str().expect("utf-8 path")])
+        .args([
+            "--reps",
+            "1",
+            "--no-matmul",
+            "--no-batches",
+            "--threads",
+            "1",
+        ])
+        .args(extra)
+        .output()
+        .expect("run glimpse bench");
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
+/// The number after `label :` in bench's summary.
+fn bench_number(out: &str, label: &str) -> u64 {
+    let line = out
+        .lines()
+        .find(|l| l.starts_with(label))
+        .unwrap_or_else(|| panic!("no {label} line in\n{out}"));
+    let v = line.split(':').nth(1).expect("a value").split_whitespace();
+    v.into_iter().next().unwrap().parse().expect("a number")
+}
+
+#[test]
+fn bench_times_the_move_the_engine_plays() {
+    // Default: each of the 30 positions is one run of the root and its successors (as `go`).
+    let played = bench_stdout(&[]);
+    assert!(
+        played.contains("SuccessorValue 60: the root and its successors"),
+        "{played}"
+    );
+    let rows = bench_number(&played, "Evaluations (rows)");
+    // `--successor-value 0`: one row per position, the network alone.
+    let alone = bench_stdout(&["--successor-value", "0"]);
+    assert!(
+        alone.contains("SuccessorValue 0: one pass of the root"),
+        "{alone}"
+    );
+    assert_eq!(bench_number(&alone, "Evaluations (rows)"), 30, "{alone}");
+    // The 30 positions have 20–48 legal moves but mates, stalemates and dead draws are not run.
+    assert!(rows > 30 * 10, "{rows} rows\n{played}");
+    // Out of range: a clear error, no bench.
+    let bad = std::process::Command::new(env!("CARGO_BIN_EXE_glimpse"))
+        .args(["bench", "--successor-value", "101"])
+        .output()
+        .expect("run glimpse bench");
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("successor-value"));
 }

@@ -11,11 +11,14 @@
 use super::batches;
 use super::mcts::{bench_params, one_position};
 use super::POSITIONS;
-use super::{fnv1a, gflop_per_eval, matmul_rate, median, print_batch_table, BenchArgs, NetArgs};
+use super::{
+    fnv1a, gflop_per_eval, matmul_rate, median, print_batch_table, successor_note, BenchArgs,
+    NetArgs,
+};
 use crate::game::Game;
 use crate::model::slot::LoadKey;
 use crate::model::{Evaluator, Model, ModelInfo, Network};
-use crate::search::analysis as searchless;
+use crate::search::analysis::successor_capable;
 use crate::search::evaluator::MopUp;
 use std::time::{Duration, Instant};
 
@@ -49,7 +52,7 @@ pub fn bench_compare(args: &BenchArgs, mut a: Model, key: &LoadKey, games: &[Gam
     }
     for m in [&mut a, &mut b] {
         for g in games.iter().take(2) {
-            if let Err(e) = searchless::analyse(m, g, &[]) {
+            if let Err(e) = args.analyse(m, g) {
                 eprintln!("glimpse: bench: {}: {e}", m.info().source);
                 return 1;
             }
@@ -74,7 +77,7 @@ pub fn bench_compare(args: &BenchArgs, mut a: Model, key: &LoadKey, games: &[Gam
             for which in order {
                 let m = if which == 0 { &mut a } else { &mut b };
                 let t = Instant::now();
-                let an = match searchless::analyse(m, g, &[]) {
+                let an = match args.analyse(m, g) {
                     Ok(x) => x,
                     Err(e) => {
                         eprintln!(
@@ -115,6 +118,10 @@ pub fn bench_compare(args: &BenchArgs, mut a: Model, key: &LoadKey, games: &[Gam
     println!();
     println!("Positions            : {}", games.len());
     println!("Repetitions          : {reps}");
+    println!(
+        "Searchless move      : {}",
+        successor_note(args.successor_value, successor_capable(&a))
+    );
     println!(
         "Median ms per move   : A {:.2}, B {:.2}",
         median(&mut times[0]),

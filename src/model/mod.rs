@@ -12,12 +12,14 @@
 //! - [`cache`], [`split`]: wrappers around an evaluator (result cache, batch splitting).
 //! - [`precision`]: the weights' precision (`glimpse.precision`: fp32, fp16, int8).
 //! - [`slot`]: which network is loaded, loading and warm-up, shared by engine and search.
+//! - [`cost`]: measured run costs (one row, per row in a batch) for time planning.
 //! - [`error`]: the typed [`ModelError`].
 
 pub mod actions;
 pub mod backend;
 pub mod buckets;
 pub mod cache;
+pub mod cost;
 pub mod error;
 pub mod kinds;
 pub mod precision;

@@ -1,5 +1,5 @@
-//! The loaded network: which one (a [`LoadKey`]), loading and warm-up, and the per-row cost the
-//! time planning uses.
+//! The loaded network: which one (a [`LoadKey`]), loading and warm-up, and the run costs
+//! ([`RowCost`]) the time planning uses.
 //!
 //! Ownership and threading: one [`NetworkSlot`] per engine, shared as [`SharedNetwork`] (a mutex)
 //! by the engine (`isready`, `eval`) and the search thread (`go`). The search thread holds the lock
@@ -7,6 +7,7 @@
 //! a search. The loaded model's [`ModelInfo`] is also published in its own small mutex for `d`.
 
 use super::backend::EvalRequest;
+use super::cost::RowCost;
 use super::error::ModelError;
 use super::session::{Backend, Model, ModelInfo, RuntimeConfig};
 use crate::weights;
@@ -67,20 +68,38 @@ pub struct NetworkSlot {
     model: Option<Model>,
     loaded: Option<LoadKey>,
     failed: Option<LoadKey>,
-    /// Measured milliseconds per network row (moving average), for time planning.
-    row_ms: Option<f64>,
+    /// Measured cost of one-row and batched runs, for time planning.
+    cost: RowCost,
     info: Arc<Mutex<Option<ModelInfo>>>,
 }
 
-/// One request with every legal move of the start position (warm-up and row timing).
-fn warm_up_request() -> EvalRequest {
-    let pos = Chess::default();
+/// One request with every legal move of `pos`.
+fn request(pos: Chess) -> EvalRequest {
     let moves = pos.legal_moves().into_iter().collect();
     EvalRequest {
         pos,
         moves,
         hash: 0,
     }
+}
+
+/// One request with every legal move of the start position (warm-up and row timing).
+fn warm_up_request() -> EvalRequest {
+    request(Chess::default())
+}
+
+/// The start position and each position after one of its 20 moves: the shape of the
+/// `SuccessorValue` batch (21 rows for a one-row-per-position kind), timed at warm-up so that the
+/// first move under a clock knows what a batch costs.
+fn warm_up_batch() -> Vec<EvalRequest> {
+    let root = Chess::default();
+    let mut batch = vec![request(root.clone())];
+    for mv in root.legal_moves() {
+        let mut child = root.clone();
+        child.play_unchecked(mv);
+        batch.push(request(child));
+    }
+    batch
 }
 
 impl NetworkSlot {
@@ -105,17 +124,20 @@ impl NetworkSlot {
         self.loaded.as_ref() == Some(key) || self.failed.as_ref() == Some(key)
     }
 
-    /// Measured milliseconds per network row, if known.
+    /// Measured milliseconds per network row for sizing batches ([`RowCost::per_row_ms`]), if
+    /// known.
     pub fn row_ms(&self) -> Option<f64> {
-        self.row_ms
+        self.cost.per_row_ms()
     }
 
-    /// Folds a new measurement of `ms` for `rows` rows into the per-row cost (moving average).
+    /// Estimated milliseconds for one run of `rows` rows ([`RowCost::estimate_ms`]), if known.
+    pub fn estimate_ms(&self, rows: usize) -> Option<f64> {
+        self.cost.estimate_ms(rows)
+    }
+
+    /// Folds a run of `rows` rows that took `ms` milliseconds into the costs ([`RowCost::record`]).
     pub fn record_rows(&mut self, ms: f64, rows: usize) {
-        if rows > 0 {
-            let per_row = ms / rows as f64;
-            self.row_ms = Some(self.row_ms.map_or(per_row, |r| 0.7 * r + 0.3 * per_row));
-        }
+        self.cost.record(ms, rows);
     }
 
     /// Loads and warms up the model for `key` unless it is loaded or already failed to load;
@@ -141,17 +163,23 @@ impl NetworkSlot {
         };
         let load_ms = t0.elapsed().as_secs_f64() * 1e3;
         let t1 = Instant::now();
-        // Two passes: the first allocates and picks kernels, the second is timed for the time
-        // planning.
-        let request = [warm_up_request()];
-        let warm = model.evaluate(&request).and_then(|_| {
+        // Two passes of each shape: the first allocates and picks kernels, the second is timed
+        // for the time planning. One-row-per-position kinds also time the successor batch.
+        let mut cost = RowCost::default();
+        let mut timed = |model: &mut Model, batch: &[EvalRequest]| {
+            model.evaluate(batch)?;
             let t2 = Instant::now();
-            let out = model.evaluate(&request)?;
-            Ok(t2.elapsed().as_secs_f64() * 1e3 / out.rows.max(1) as f64)
-        });
+            let out = model.evaluate(batch)?;
+            cost.record(t2.elapsed().as_secs_f64() * 1e3, out.rows);
+            Ok::<(), ModelError>(())
+        };
+        let mut warm = timed(&mut model, &[warm_up_request()]);
+        if warm.is_ok() && model.info().kind.one_row_per_position() {
+            warm = timed(&mut model, &warm_up_batch());
+        }
         let warm_ms = t1.elapsed().as_secs_f64() * 1e3;
         match warm {
-            Ok(row_ms) => {
+            Ok(()) => {
                 let i = model.info();
                 report(Note::Info(format!(
                     "loaded {} ({:?}, {}, {} buckets, {:?} backend) in {load_ms:.0} ms, warm-up {warm_ms:.0} ms",
@@ -159,7 +187,7 @@ impl NetworkSlot {
                 )));
                 *self.info.lock() = Some(i.clone());
                 self.model = Some(model);
-                self.row_ms = Some(row_ms);
+                self.cost = cost;
                 self.loaded = Some(key.clone());
                 self.failed = None;
             }

@@ -41,26 +41,32 @@ pub fn batch_size(left_ms: f64, row_ms: f64, first: bool) -> usize {
     }
 }
 
-/// Whether a batch of `rows` (the root and its successors, `SuccessorValue`) fits the clock at
-/// `row_ms` per row as measured so far: within `soft_left` (the soft deadline minus the time
-/// used) and, twice over, within `hard_left` (the hard deadline minus the time used: a batch that
-/// overran it would forfeit the move to the watchdog's fallback; a loaded machine or a batch
-/// slower per row than the rows measured must not). `None`: no clock, always. Under a clock with
-/// nothing measured yet (a `go` right after the net loaded) it does not fit: that move scores one
-/// row, which measures the cost for the next.
+/// How far past the soft deadline the `SuccessorValue` batch may run, as a multiple of the time
+/// left to it. The batch is the searchless policy's only use of time and is worth about 200 Elo
+/// (`weights/README.md`, "Successor value"); under an increment clock the moves that overspend are
+/// paid back by the one-row moves the clock then forces.
+pub const SUCCESSOR_SOFT_STRETCH: f64 = 2.0;
+
+/// Whether the `SuccessorValue` batch (the root and its successors), estimated at `cost_ms`
+/// ([`crate::model::NetworkSlot::estimate_ms`]), fits the clock: within
+/// [`SUCCESSOR_SOFT_STRETCH`] times `soft_left` (the soft deadline minus the time used) and, twice
+/// over, within `hard_left` (the hard deadline minus the time used: a batch that overran it would
+/// forfeit the move to the watchdog's fallback; a loaded machine must not). `None` limits: no
+/// clock, always. Under a clock with nothing measured (`cost_ms` `None`) it does not fit: that
+/// move scores one row, which measures the cost for the next.
 pub fn successors_fit(
-    row_ms: Option<f64>,
-    rows: usize,
+    cost_ms: Option<f64>,
     soft_left: Option<f64>,
     hard_left: Option<f64>,
 ) -> bool {
     if soft_left.is_none() && hard_left.is_none() {
         return true;
     }
-    let Some(cost) = row_ms.map(|r| r * rows as f64) else {
+    let Some(cost) = cost_ms else {
         return false;
     };
-    soft_left.is_none_or(|s| cost <= s) && hard_left.is_none_or(|h| 2.0 * cost <= h)
+    soft_left.is_none_or(|s| cost <= SUCCESSOR_SOFT_STRETCH * s)
+        && hard_left.is_none_or(|h| 2.0 * cost <= h)
 }
 
 /// A cheap ordering prior for batches under time pressure: mate in one, then captures by victim
@@ -136,11 +142,13 @@ pub fn evaluate(
         if weight > 0.0 && one_row {
             let hard_ms = req.time.at_go(req.start).hard_ms;
             let left = |t: Option<u64>| t.map(|t| t as f64 - elapsed_ms(req));
-            if !successors_fit(net.row_ms(), n + 1, left(soft_ms), left(hard_ms)) {
+            let cost = net.estimate_ms(n + 1);
+            if !successors_fit(cost, left(soft_ms), left(hard_ms)) {
                 weight = 0.0;
                 sink.note(&format!(
-                    "short of time: one-pass Q only, no successor values ({:.2} ms per row)",
-                    net.row_ms().unwrap_or(0.0)
+                    "short of time: one-pass Q only, no successor values ({} rows, {:.0} ms estimated)",
+                    n + 1,
+                    cost.unwrap_or(f64::NAN)
                 ));
             }
         }
@@ -312,24 +320,28 @@ mod tests {
 
     #[test]
     fn successor_batches_only_when_they_fit() {
-        // 32 rows at 4 ms: 128 ms.
-        assert!(successors_fit(Some(4.0), 32, Some(200.0), Some(800.0)));
+        // A 128 ms batch.
+        assert!(successors_fit(Some(128.0), Some(200.0), Some(800.0)));
         assert!(
-            !successors_fit(Some(4.0), 32, Some(100.0), Some(800.0)),
-            "soft"
+            successors_fit(Some(128.0), Some(100.0), Some(800.0)),
+            "within the stretch of the soft deadline"
         );
-        assert!(!successors_fit(Some(4.0), 32, Some(-5.0), Some(800.0)));
         assert!(
-            !successors_fit(Some(4.0), 32, Some(190.0), Some(190.0)),
+            !successors_fit(Some(128.0), Some(60.0), Some(800.0)),
+            "beyond the stretch"
+        );
+        assert!(!successors_fit(Some(128.0), Some(-5.0), Some(800.0)));
+        assert!(
+            !successors_fit(Some(128.0), Some(190.0), Some(190.0)),
             "movetime 200: half the hard limit is too little"
         );
         assert!(
-            !successors_fit(None, 32, Some(1000.0), Some(4000.0)),
+            !successors_fit(None, Some(1000.0), Some(4000.0)),
             "nothing measured yet under a clock: one row first"
         );
-        assert!(successors_fit(Some(4.0), 32, None, None), "no clock");
+        assert!(successors_fit(Some(128.0), None, None), "no clock");
         assert!(
-            successors_fit(None, 32, None, None),
+            successors_fit(None, None, None),
             "no clock, nothing measured"
         );
     }
