@@ -35,7 +35,8 @@ PYTHONPATH=training $py -m glimpse_train.remote pack --out .dev/pack --start "$s
 # A call carries at most 64 MiB (67.1 MB) with the tracked tree (~2 MB once the big folders leave the index):
 # 64 MB a folder. At 60 (sessions 15-17) the L10 pack of session 18 did not fit: row_p (38 MB) missed .dev/lab
 # by 0.4 MB and .dev/stage took 84 MB.
-limit=$(( ${LIMIT_MB:-64} * 1000000 ))
+limit_mb=${LIMIT_MB:-64}
+limit=$(( limit_mb * 1000000 ))
 rm -rf .dev/stage
 mkdir -p .dev/lab/pack
 mv .dev/pack/fens.txt .dev/lab/fens.txt && touch .dev/pack/fens.txt
@@ -52,7 +53,7 @@ done
 for d in .dev/pack .dev/lab .dev/stage; do
   [ -d $d ] || continue
   echo "prepare: $d $(( $(bytes $d) / 1000000 )) MB: $(ls $d | tr '\n' ' ')"
-  [ "$(bytes $d)" -le "$limit" ] || { echo "prepare: $d is over ${LIMIT_MB:-64} MB: lower FENS or split by hand" >&2; exit 1; }
+  [ "$(bytes $d)" -le "$limit" ] || { echo "prepare: $d is over $limit_mb MB: lower FENS or split by hand" >&2; exit 1; }
 done
 [ -d .dev/stage ] && echo "prepare: .dev/stage exists: call 'bash training/device/stage.sh' (carry .dev/stage) between lab.sh and train.sh"
 git rm -r --cached -q $big

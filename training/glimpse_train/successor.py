@@ -11,8 +11,8 @@ This script measures that choice on positions of the fixed held-out split (the v
 right when Stockfish scored it best (ties count, as ``evaluate.eval_validation``). Moves are ordered by action id
 and the first maximum wins, as in the engine.
 
-``python -m glimpse_train.successor --net ../weights/glimpse-l6d128-c35-int8.onnx --shared ../../shared
---positions 2500`` (from ``training/``; ~8 min on 2 busy cores) prints one line per ``w`` with the accuracy at
+``python -m glimpse_train.successor --net ../weights/glimpse-l10d128-c44-int8.onnx --shared ../../shared
+--positions 2500`` (from ``training/``; ~10 min on 2 busy cores for the L10 twin) prints one line per ``w`` with the accuracy at
 each ``b`` and a JSON report.
 """
 
