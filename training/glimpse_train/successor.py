@@ -12,8 +12,8 @@ right when Stockfish scored it best (ties count, as ``evaluate.eval_validation``
 and the first maximum wins, as in the engine.
 
 ``python -m glimpse_train.successor --net ../weights/glimpse-l10d128-c44-int8.onnx --shared ../../shared
---positions 2500`` (from ``training/``; ~10 min on 2 busy cores for the L10 twin) prints one line per ``w`` with the accuracy at
-each ``b`` and a JSON report.
+--positions 2500`` (from ``training/``; ~10 min on 2 busy cores for the L10 twin) prints one line per ``w``
+with the accuracy at each ``b`` and a JSON report.
 """
 
 from __future__ import annotations
