@@ -6,7 +6,7 @@
 #   bash training/device/prepare.sh [LAYERS]   # LAYERS: start from the best net grown to LAYERS blocks (grow.py)
 #   bash training/device/prepare.sh restore    # the big folders back in the index
 # Environment: FENS (unlabelled positions for lab.sh, default 60000), BEST (the start net, default the
-# campaign run's best.onnx).
+# campaign run's best.onnx, else training/campaign/campaign-l6d128.onnx).
 set -euo pipefail
 big="data/labels weights training/campaign tests/data"
 mark="# glimpse lease: big folders out of the tree that travels (training/device/prepare.sh)"
@@ -19,7 +19,9 @@ if [ "${1:-}" = restore ]; then
   exit 0
 fi
 py=${PY:-.venv/bin/python}
+# The run's best.onnx; on a fresh clone (no run folder yet) the committed gated checkpoint, the same net.
 best=${BEST:-training/runs/campaign-l6d128/best.onnx}
+[ -f "$best" ] || [ -n "${BEST:-}" ] || best=training/campaign/campaign-l6d128.onnx
 [ -f "$best" ] || { echo "prepare: no start net $best" >&2; exit 1; }
 mkdir -p .dev
 start=$best
@@ -29,27 +31,33 @@ if [ -n "${1:-}" ]; then
 fi
 rm -rf .dev/pack .dev/lab/pack .dev/lab/py .dev/lab/fens.txt
 PYTHONPATH=training $py -m glimpse_train.remote pack --out .dev/pack --start "$start" --fens "${FENS:-60000}"
-# Split the pack so that no call carries more than LIMIT_MB: the FENs go with lab.sh, and the largest arrays
-# move out of .dev/pack, first to .dev/lab/pack (lab.sh hands them to train.sh through /tmp/g/pack-extra),
-# then to .dev/stage (carried by stage.sh, a call between lab.sh and train.sh) once lab.sh's call is full.
+# Split the pack so that no call carries more than LIMIT_MB: the FENs go with lab.sh, and the pack's large
+# arrays are placed largest first (first-fit decreasing) in .dev/pack, .dev/lab/pack (lab.sh hands them to
+# train.sh through /tmp/g/pack-extra) or .dev/stage (carried by stage.sh, a call between lab.sh and train.sh).
 # A call carries at most 64 MiB (67.1 MB) with the tracked tree (~2 MB once the big folders leave the index):
-# 64 MB a folder. At 60 (sessions 15-17) the L10 pack of session 18 did not fit: row_p (38 MB) missed .dev/lab
-# by 0.4 MB and .dev/stage took 84 MB.
+# 64 MB a folder. At 60 (sessions 15-17) the L10 pack of session 18 did not fit; in session 19 (1.7 M
+# positions) filling .dev/lab before .dev/stage left 99 MB in .dev/stage, where largest-first fits all three.
 limit_mb=${LIMIT_MB:-64}
 limit=$(( limit_mb * 1000000 ))
 rm -rf .dev/stage
-mkdir -p .dev/lab/pack
+mkdir -p .dev/lab/pack .dev/stage .dev/spill
 mv .dev/pack/fens.txt .dev/lab/fens.txt && touch .dev/pack/fens.txt
 cp -r .dev/pack/py .dev/lab/py
 [ -s .dev/lab/stockfish.xz ] || xz -6 -c /usr/games/stockfish > .dev/lab/stockfish.xz
 bytes() { du -sb "$1" | cut -f1; }
 for f in row_p row_action states start.onnx row_key; do
-  [ "$(bytes .dev/pack)" -le "$limit" ] && break
-  [ -f .dev/pack/$f ] && src=.dev/pack/$f || src=.dev/pack/$f.npy.xz
-  size=$(bytes "$src")
-  if [ $(( $(bytes .dev/lab) + size )) -le "$limit" ]; then dst=.dev/lab/pack; else dst=.dev/stage; fi
-  mkdir -p $dst && mv "$src" $dst/
+  for src in .dev/pack/$f .dev/pack/$f.npy.xz; do [ -f "$src" ] && mv "$src" .dev/spill/; done
 done
+for src in $(ls -S .dev/spill/* 2>/dev/null); do
+  size=$(bytes "$src")
+  for dst in .dev/pack .dev/lab/pack .dev/stage; do
+    base=$dst; [ $dst = .dev/lab/pack ] && base=.dev/lab
+    if [ $(( $(bytes $base) + size )) -le "$limit" ]; then mv "$src" $dst/; break; fi
+  done
+done
+[ -z "$(ls -A .dev/spill)" ] || { echo "prepare: $(ls .dev/spill) fit in no call: lower FENS or split by hand" >&2; exit 1; }
+rmdir .dev/spill
+[ -n "$(ls -A .dev/stage)" ] || rmdir .dev/stage
 for d in .dev/pack .dev/lab .dev/stage; do
   [ -d $d ] || continue
   echo "prepare: $d $(( $(bytes $d) / 1000000 )) MB: $(ls $d | tr '\n' ' ')"
@@ -57,6 +65,7 @@ for d in .dev/pack .dev/lab .dev/stage; do
 done
 [ -d .dev/stage ] && echo "prepare: .dev/stage exists: call 'bash training/device/stage.sh' (carry .dev/stage) between lab.sh and train.sh"
 git rm -r --cached -q $big
-if ! grep -qxF "$mark" .git/info/exclude; then printf '%s\n' "$mark" $big >> .git/info/exclude; fi
+mkdir -p .git/info
+if ! grep -qxF "$mark" .git/info/exclude 2>/dev/null; then printf '%s\n' "$mark" $big >> .git/info/exclude; fi
 echo "prepare: tree that travels: $(git ls-files | xargs du -cm 2>/dev/null | tail -1 | cut -f1) MB tracked"
 echo "prepare: now the calls (CAMPAIGN.md); afterwards: bash training/device/prepare.sh restore"

@@ -375,7 +375,18 @@ def main(argv=None) -> None:
             pool = [f for name in ("popularpos_lichess_v3.epd", "endgames.epd")
                     for f in epd_source(os.path.join(pos, name), a.fens_seed)[::-1]]
             fens, _ = take_new(pool, 0, a.fens, known)
-        cfg = json.load(open(a.run_config))
+        if os.path.exists(a.run_config):
+            cfg = json.load(open(a.run_config))
+        else:
+            # A fresh clone has no run folder until `make campaign` trains once: the campaign's own
+            # configuration (train() takes the shapes from the start net anyway).
+            import dataclasses
+
+            from .campaign import CAMPAIGN_MODEL
+            from .kinds.multi_action_value import MAVTrainConfig
+
+            cfg = dataclasses.asdict(MAVTrainConfig(**CAMPAIGN_MODEL))
+            log_line(f"pack: no {a.run_config}: the campaign's trainer configuration")
         log_line(f"pack: {pack(a.out, a.shared, a.store, a.cache, a.start, cfg, fens, log_line)}")
     elif a.cmd == "train":
         over = {"batch": a.batch, "micro": 1, "lr": a.lr, "warmup": a.warmup, "ema": a.ema,
