@@ -10,7 +10,8 @@ One cycle:
    Lichess positions and endgame starts (``../shared/data/positions/``), deduplicated on the first four
    FEN fields against every labelled position so far; labelled by Stockfish as Ray tasks
    (``raylabel``; ``RAY_ADDRESS`` for a cluster); a shard goes into the label store (``data/labels/``,
-   committed) every ``shard_minutes``.
+   committed) every ``shard_minutes`` once it holds ``shard_min_positions``, at the latest every
+   ``shard_max_minutes`` (``shard_due``).
 2. **Train** for ``train_minutes`` (``PhaseClock``: CPU time over cores, so pauses and matches at idle
    priority do not eat the phase): the one-pass trainer over every label file (shared + store), resuming
    from ``training/runs/<run>/ckpt.pkl`` (checkpoints every ``ckpt_seconds`` ≤ 15 min and on SIGTERM);
@@ -81,7 +82,9 @@ class CampaignConfig:
     decay_frac: float = 0.0  # last share of each train phase in which the learning rate decays (0 = never;
     # 0.25 measured in cycles 17-18 gave no held-out gain over the EMA at the decay's start: CAMPAIGN.md)
     decay_to: float = 0.05  # learning-rate multiplier reached at the end of the train phase
-    shard_minutes: float = 3.0
+    shard_minutes: float = 3.0  # a shard every this many minutes once it holds shard_min_positions (shard_due)
+    shard_min_positions: int = 500  # at idle priority 3 minutes labelled ~100 positions: 6-97 kB shards (session 18)
+    shard_max_minutes: float = 15.0  # ... and at the latest after this many minutes, however few (a kill -9 loses less)
     workers: int = 2
     chunk: int = 24
     scheme: str = "two-tier"
@@ -94,6 +97,18 @@ class CampaignConfig:
     puzzles: int = 300
     cycles: int = 0  # 0 = until killed
     nice: int = 10
+
+
+def shard_due(positions: int, seconds: float, cfg: CampaignConfig) -> bool:
+    """Whether the labeller writes its ``positions`` pending labels (``seconds`` since the last shard) to the store
+    now: after ``cfg.shard_minutes`` once they number ``cfg.shard_min_positions``, and after
+    ``cfg.shard_max_minutes`` whatever their number (never with none). The end of a label phase and a stop
+    write them anyway."""
+    if positions <= 0:
+        return False
+    if seconds > cfg.shard_max_minutes * 60:
+        return True
+    return seconds > cfg.shard_minutes * 60 and positions >= cfg.shard_min_positions
 
 
 class Stop:
@@ -492,7 +507,7 @@ class Campaign:
             core[0] += r["core_seconds"]
             done[0] += len(r["records"])
             bar.update(len(r["records"]))
-            if time.time() - last_write[0] > c.shard_minutes * 60:
+            if shard_due(len(pending), time.time() - last_write[0], c):
                 flush()
 
         # At most two chunks per worker in flight; the phase is sized by the rate of an unstarved phase (n

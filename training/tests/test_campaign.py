@@ -630,3 +630,13 @@ def test_a_stop_ends_a_running_subprocess_within_seconds():
     rc, err = run_until_stopped([sys.executable, "-c", "import sys; sys.stderr.write('bad'); sys.exit(3)"],
                                 lambda: False, poll=0.05)
     assert (rc, err) == (3, "bad")
+
+
+def test_a_shard_waits_for_enough_positions_but_not_for_ever():
+    c = campaign.CampaignConfig(shard_minutes=3.0, shard_min_positions=500, shard_max_minutes=15.0)
+    assert not campaign.shard_due(0, 10_000.0, c)  # nothing to write
+    assert not campaign.shard_due(499, 181.0, c)  # due by the clock, too few positions
+    assert campaign.shard_due(500, 181.0, c)
+    assert not campaign.shard_due(5_000, 179.0, c)  # enough positions, too soon
+    assert not campaign.shard_due(20, 899.0, c)
+    assert campaign.shard_due(20, 901.0, c)  # a slow phase still writes every 15 minutes
