@@ -159,7 +159,12 @@ impl BenchArgs {
         model: &mut Model,
         game: &Game,
     ) -> Result<searchless::Analysis, ModelError> {
-        searchless::analyse_with(model, game, &[], self.successor_value as f32 / 100.0)
+        searchless::analyse_with(
+            model,
+            game,
+            &[],
+            searchless::successor_weight(self.successor_value),
+        )
     }
 }
 

@@ -182,6 +182,12 @@ pub fn analyse(
 /// 39.6 / 39.4 / **40.3** / 40.2 % at 40 / 50 / 60 / 75 %; float32 c35: 34.8, 38.2, 40.0 % (at 50).
 pub const SUCCESSOR_VALUE_DEFAULT: i64 = 60;
 
+/// The successor weight (0–1) of a `SuccessorValue` in percent, clamped to 0–100: the one
+/// conversion the UCI option and `glimpse bench --successor-value` share.
+pub fn successor_weight(percent: i64) -> f32 {
+    percent.clamp(0, 100) as f32 / 100.0
+}
+
 /// Whether a net of this kind can give successor values: one row per position (the whole
 /// successor batch costs one row per move) and a value per move.
 pub fn successor_capable(model: &Model) -> bool {

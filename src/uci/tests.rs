@@ -504,6 +504,7 @@ fn every_typed_key_matches_its_declaration() {
         CPUCT,
         CPUCT_BASE,
         FPU_REDUCTION,
+        Q_INIT_VISITS,
         POLICY_TEMPERATURE,
         POLICY_UNIFORM_MIX,
         POLICY_SOFTMAX_TEMP,
@@ -522,7 +523,7 @@ fn every_typed_key_matches_its_declaration() {
     }
     assert_eq!(
         o.declarations().len(),
-        30,
+        31,
         "every declared option has a key above"
     );
     // MCTS defaults come from one place.

@@ -17,6 +17,9 @@
 //! - **PUCT**: a* = argmax Q(s,a) + c(s)·P(s,a)·√N(s)/(1 + N(s,a)) with
 //!   c(s) = c_init + ln((1 + N(s) + c_base)/c_base) (`CPuct`, `CPuctBase`); Q of an unvisited
 //!   child is the parent's Q minus `FpuReduction`·√(policy mass already visited) (Lc0's FPU).
+//!   With `QInitVisits` k > 0 the action-value net's own Q(s, a) enters as k visits instead:
+//!   Q = (W + k·Q_net)/(N + k), so an unvisited child starts at Q_net and its first visit blends
+//!   the successor's value with Q_net as the searchless `SuccessorValue` policy does.
 //!   Values are stored from the point of view of the player who made the move into the node, so
 //!   a backup alternates v ↦ 1 − v.
 //! - **Batching**: up to `MinibatchSize` leaves per network call, kept apart by virtual loss
@@ -54,6 +57,10 @@ pub struct MctsParams {
     pub c_puct_base: f32,
     /// `FpuReduction`: an unvisited child's Q is the parent's Q minus this × √(visited policy).
     pub fpu_reduction: f32,
+    /// `QInitVisits` k: the network's own Q(s, a) counts as k visits of the child, so its Q in
+    /// PUCT is (W + k·Q_net)/(N + k) and an unvisited child starts at Q_net instead of the FPU
+    /// value; 0 = off (AlphaZero/Lc0: visited children by W/N alone, unvisited by FPU).
+    pub q_init_visits: f32,
     /// `PolicyTemperature` τ of the priors' softmax over Q (win-probability scale).
     pub policy_temperature: f32,
     /// `PolicyTopK`: moves that get softmax mass (0 = all).
@@ -84,6 +91,8 @@ pub mod defaults {
     pub const C_PUCT_BASE: f64 = 19652.0;
     /// `FpuReduction`.
     pub const FPU_REDUCTION: f64 = 0.3;
+    /// `QInitVisits`.
+    pub const Q_INIT_VISITS: f64 = 0.0;
     /// `PolicyTemperature`.
     pub const POLICY_TEMPERATURE: f64 = 0.1;
     /// `PolicyTopK`.
@@ -111,6 +120,7 @@ impl Default for MctsParams {
             c_puct: defaults::C_PUCT as f32,
             c_puct_base: defaults::C_PUCT_BASE as f32,
             fpu_reduction: defaults::FPU_REDUCTION as f32,
+            q_init_visits: defaults::Q_INIT_VISITS as f32,
             policy_temperature: defaults::POLICY_TEMPERATURE as f32,
             policy_top_k: defaults::POLICY_TOP_K as usize,
             policy_uniform_mix: defaults::POLICY_UNIFORM_MIX as f32,

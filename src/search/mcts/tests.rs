@@ -218,6 +218,65 @@ fn a_policy_head_gives_the_priors_unless_switched_off() {
     assert!((children[0].prior - 1.0 / off.policy_top_k as f32).abs() < 1e-6);
 }
 
+/// A policy with all its mass on the first legal move and Q = 0.9 for the last one (0.5 for the
+/// rest): the prior and the action values disagree.
+struct PriorAgainstQ;
+
+impl Evaluator for PriorAgainstQ {
+    fn evaluate(&mut self, batch: &[EvalRequest]) -> Result<Vec<Scores>, ModelError> {
+        Ok(batch
+            .iter()
+            .map(|r| {
+                let n = r.moves.len();
+                let (mut policy, mut q) = (vec![0.0; n], vec![0.5; n]);
+                policy[0] = 1.0;
+                q[n - 1] = 0.9;
+                Scores {
+                    q,
+                    policy: Some(policy),
+                }
+            })
+            .collect())
+    }
+    fn stats(&self) -> EvalStats {
+        EvalStats::default()
+    }
+}
+
+#[test]
+fn q_init_visits_let_the_net_q_steer_the_search() {
+    let g = Game::startpos();
+    let last = (g.legal_moves().len() - 1) as u32;
+    // The root expanded: every child unvisited, PUCT at N = 1.
+    let (tree, _) = run_with(&g, &mut PriorAgainstQ, 1, &params(1));
+    let first = tree.children(0).next().unwrap();
+    let pick = |p: &MctsParams| tree.select_child(0, 0, p, &[]).unwrap() - first;
+    // Off: unvisited children share the FPU value, so the prior decides.
+    let narrow = MctsParams {
+        c_puct: 0.25,
+        ..params(1)
+    };
+    assert_eq!(pick(&narrow), 0);
+    // QInitVisits 2: an unvisited child is worth its Q_net; 0.9 + 0.25·c·P beats 0.5 + 0.25·c·0.95.
+    let on = MctsParams {
+        q_init_visits: 2.0,
+        ..narrow
+    };
+    assert_eq!(pick(&on), last);
+    // At the default c_puct the prior's exploration term (1.25·0.95) still outweighs 0.4 of Q.
+    let on_default = MctsParams {
+        q_init_visits: 2.0,
+        ..params(1)
+    };
+    assert_eq!(pick(&on_default), 0);
+    // A search with it spends its first playout below the root on that move.
+    let (tree, _) = run_with(&g, &mut PriorAgainstQ, 2, &on);
+    let visits: Vec<u32> = tree.root_children().iter().map(|c| c.n).collect();
+    assert_eq!(visits.iter().sum::<u32>(), 1);
+    assert_eq!(visits[last as usize], 1, "{visits:?}");
+    assert!(no_virtual_loss_left(&tree));
+}
+
 #[test]
 fn priors_follow_the_formula() {
     let q = [0.5, 0.6, 0.4, 0.6, 0.1, 0.2, 0.3];

@@ -337,6 +337,7 @@ impl Tree {
             .sum();
         let fpu = parent_q - f64::from(params.fpu_reduction) * visited_policy.sqrt();
         let c = c_puct(params, parent_visits);
+        let k = f64::from(params.q_init_visits.max(0.0));
         let mut best: Option<(f64, u32)> = None;
         for ci in self.children(idx) {
             let child = &self.nodes[ci as usize];
@@ -349,6 +350,7 @@ impl Tree {
                 Proven::Loss(_) => 1.0,
                 Proven::Win(_) => 0.0,
                 Proven::Draw => f64::from(self.draw_value(depth)),
+                Proven::Unknown if k > 0.0 => (child.w + k * f64::from(child.net_q)) / (visits + k),
                 Proven::Unknown if visits > 0.0 => child.w / visits,
                 Proven::Unknown => fpu,
             };

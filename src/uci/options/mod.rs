@@ -229,6 +229,8 @@ pub const CPUCT: Key<f64> = Key::new("CPuct");
 pub const CPUCT_BASE: Key<f64> = Key::new("CPuctBase");
 /// First-play-urgency reduction option.
 pub const FPU_REDUCTION: Key<f64> = Key::new("FpuReduction");
+/// Visits the network's own Q(s, a) counts for in PUCT option.
+pub const Q_INIT_VISITS: Key<f64> = Key::new("QInitVisits");
 /// Prior softmax temperature option.
 pub const POLICY_TEMPERATURE: Key<f64> = Key::new("PolicyTemperature");
 /// Prior top-k option.

@@ -97,13 +97,16 @@ impl Options {
             hash_mb: self.value(HASH).max(1) as usize,
             mop_up: self.value(MOP_UP),
             move_choice: MoveChoice::parse(&self.value(MOVE_CHOICE)).unwrap_or_default(),
-            successor_weight: self.value(SUCCESSOR_VALUE).clamp(0, 100) as f32 / 100.0,
+            successor_weight: crate::search::analysis::successor_weight(
+                self.value(SUCCESSOR_VALUE),
+            ),
             syzygy_probe_limit: self.value(SYZYGY_PROBE_LIMIT).clamp(0, 7) as usize,
             syzygy_50_move_rule: self.value(SYZYGY_50_MOVE_RULE),
             mcts_params: MctsParams {
                 c_puct: self.value(CPUCT) as f32,
                 c_puct_base: self.value(CPUCT_BASE) as f32,
                 fpu_reduction: self.value(FPU_REDUCTION) as f32,
+                q_init_visits: self.value(Q_INIT_VISITS) as f32,
                 policy_temperature: self.value(POLICY_TEMPERATURE) as f32,
                 policy_top_k: self.value(POLICY_TOP_K).max(0) as usize,
                 policy_uniform_mix: self.value(POLICY_UNIFORM_MIX) as f32,

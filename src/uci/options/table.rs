@@ -122,6 +122,12 @@ pub fn declarations(cores: usize) -> Vec<OptionDecl> {
             help: "MCTS: unvisited move's Q = parent Q minus this times sqrt(visited prior mass) (Lc0 FPU)",
         },
         OptionDecl {
+            name: Q_INIT_VISITS.name,
+            applies: Applies::Mcts,
+            kind: OptionKind::Float { default: mcts::Q_INIT_VISITS, min: 0.0, max: 1000.0 },
+            help: "MCTS: the net's Q(s, a) counts as this many visits of the move: Q = (W + k Q_net)/(N + k); 0 = off (FPU for unvisited moves)",
+        },
+        OptionDecl {
             name: POLICY_TEMPERATURE.name,
             applies: Applies::Mcts,
             kind: OptionKind::Float { default: mcts::POLICY_TEMPERATURE, min: 0.0, max: 10.0 },
