@@ -405,7 +405,9 @@ fn matmul_rate(key: &LoadKey) -> Result<matmul::MatmulRate, String> {
 fn print_batch_table(columns: &[batches::Column<'_>], roofline: Option<f64>, reps: usize) {
     println!();
     println!(
-        "Batch table (rows per network run; median of {reps} runs after a warm-up; GFLOP/s from glimpse.gflop_per_eval{}):",
+        "Batch table (rows per network run; median of {} runs{}, each block after a warm-up; GFLOP/s from glimpse.gflop_per_eval{}):",
+        batches::samples(columns.len(), reps),
+        if columns.len() > 1 { " in blocks A B, B A after a pause" } else { "" },
         if roofline.is_some() {
             "; %MatMul = share of the MatMul rate above"
         } else {

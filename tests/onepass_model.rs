@@ -306,3 +306,43 @@ fn bench_times_the_move_the_engine_plays() {
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("successor-value"));
 }
+
+#[test]
+fn bench_compare_of_a_net_with_itself_agrees_and_times_both_in_blocks() {
+    let path = tiny_mav_path();
+    let p = path.to_str().expect("utf-8 path");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_glimpse"))
+        .args(["bench", "--weights", p, "--compare", p])
+        .args(["--reps", "1", "--no-matmul", "--threads", "1"])
+        .output()
+        .expect("run glimpse bench --compare");
+    assert!(out.status.success(), "{out:?}");
+    let out = String::from_utf8(out.stdout).expect("utf-8");
+    assert!(out.contains("Same best move       : 30 of 30"), "{out}");
+    let signature = |label: &str| {
+        let line = out.lines().find(|l| l.starts_with(label));
+        line.unwrap_or_else(|| panic!("no {label} line in\n{out}"))
+            .split(':')
+            .nth(1)
+            .expect("a value")
+            .trim()
+            .to_string()
+    };
+    assert_eq!(signature("Bench signature"), signature("Signature of B"));
+    // The batch table: both nets, two blocks each (A B, B A), one row per size with B/A.
+    let head = out.lines().position(|l| l.starts_with("Batch table"));
+    let head = head.unwrap_or_else(|| panic!("no batch table in\n{out}"));
+    assert!(
+        out.lines()
+            .nth(head)
+            .unwrap()
+            .contains("median of 2 runs in blocks A B, B A"),
+        "{out}"
+    );
+    let rows: Vec<&str> = out.lines().skip(head + 2).take(4).collect();
+    for (line, size) in rows.iter().zip(["1", "8", "32", "128"]) {
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(cols.first(), Some(&size), "{out}");
+        assert!(cols.last().is_some_and(|c| c.ends_with('×')), "{out}");
+    }
+}

@@ -6,6 +6,7 @@
 //! has exactly the stated number of rows. Several models are measured interleaved (A B A B …) so
 //! that a compared pair sees the same machine load.
 
+use super::compare::{SWITCH_PAUSE, WARM_UP_RUNS};
 use crate::game::Game;
 use crate::model::{EvalRequest, Model};
 use std::time::Instant;
@@ -68,8 +69,12 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
-/// Measures every model at every size in `sizes`: one untimed warm-up run per model and size, then
-/// `reps` timed runs, interleaved across models. Returns one `Vec` per model, one entry per size.
+/// Measures every model at every size in `sizes`. With one model: one untimed warm-up run, then
+/// `reps` timed runs. With several: two blocks per model and size, in order and then in reverse
+/// (A B, B A), each after [`SWITCH_PAUSE`] and [`WARM_UP_RUNS`] untimed runs, then `reps` timed
+/// ones, so that every model has `2 × reps` samples and none is timed while another model's ONNX
+/// Runtime threads still spin. Returns one `Vec` per
+/// model, one entry per size (the median).
 ///
 /// # Errors
 /// A request cannot be built, or a run fails (the message names the model and size).
@@ -79,29 +84,41 @@ pub fn measure(
     sizes: &[usize],
     reps: usize,
 ) -> Result<Vec<Vec<BatchTiming>>, String> {
-    let mut out = vec![Vec::with_capacity(sizes.len()); models.len()];
+    let n = models.len();
+    let mut out = vec![Vec::with_capacity(sizes.len()); n];
+    let blocks: Vec<Vec<usize>> = if n == 1 {
+        vec![vec![0]]
+    } else {
+        vec![(0..n).collect(), (0..n).rev().collect()]
+    };
     for &rows in sizes {
         let batches = models
             .iter()
             .map(|m| requests(m, games, rows))
             .collect::<Result<Vec<_>, _>>()?;
-        let mut times = vec![Vec::with_capacity(reps); models.len()];
-        for rep in 0..=reps.max(1) {
-            for (i, m) in models.iter_mut().enumerate() {
-                let t = Instant::now();
-                let done = m
-                    .evaluate(&batches[i])
-                    .map_err(|e| format!("{} at {rows} rows per run: {e}", m.info().source))?;
-                let ms = t.elapsed().as_secs_f64() * 1e3;
-                if done.rows != rows {
-                    return Err(format!(
-                        "{}: {} rows run, {rows} expected",
-                        m.info().source,
-                        done.rows
-                    ));
+        let mut times = vec![Vec::with_capacity(2 * reps); n];
+        for order in &blocks {
+            for &i in order {
+                let m = &mut models[i];
+                if n > 1 {
+                    std::thread::sleep(SWITCH_PAUSE);
                 }
-                if rep > 0 {
-                    times[i].push(ms);
+                for rep in 0..WARM_UP_RUNS + reps.max(1) {
+                    let t = Instant::now();
+                    let done = m
+                        .evaluate(&batches[i])
+                        .map_err(|e| format!("{} at {rows} rows per run: {e}", m.info().source))?;
+                    let ms = t.elapsed().as_secs_f64() * 1e3;
+                    if done.rows != rows {
+                        return Err(format!(
+                            "{}: {} rows run, {rows} expected",
+                            m.info().source,
+                            done.rows
+                        ));
+                    }
+                    if rep >= WARM_UP_RUNS {
+                        times[i].push(ms);
+                    }
                 }
             }
         }
@@ -113,6 +130,11 @@ pub fn measure(
         }
     }
     Ok(out)
+}
+
+/// Timed runs per model and size that [`measure`] takes for `models` models and `reps`.
+pub fn samples(models: usize, reps: usize) -> usize {
+    reps.max(1) * if models > 1 { 2 } else { 1 }
 }
 
 /// One model's column set in the printed table.

@@ -2,11 +2,13 @@
 //! process, interleaved, so that both see the same machine load (a loaded machine makes separate
 //! runs incomparable). Typical use: a float32 net against its int8 twin (`make quantize`).
 //!
-//! Searchless (default): every position is analysed by A and B in turn, the order alternating
-//! between repetitions (A B, B A, …); then positions/s of both and B/A, how many chosen moves
-//! agree, both signatures, and the batch table ([`super::batches`]) with both nets side by side.
+//! Searchless (default): every position is analysed `--reps` times by A, then by B, the order
+//! alternating between positions (A B, B A, …), each block after a pause ([`SWITCH_PAUSE`]) and an
+//! untimed run ([`WARM_UP_RUNS`]); then positions/s of both and B/A, how many chosen moves agree, both
+//! signatures, and the batch table ([`super::batches`]) with both nets side by side.
 //! With `--mcts`: every position gets `--nodes` playouts from A and from B (fresh tree and cache
-//! each, order alternating between positions); nodes/s of both and B/A, positions per network run.
+//! each, order alternating between positions, each after [`SWITCH_PAUSE`]); nodes/s of both and
+//! B/A, positions per network run.
 
 use super::batches;
 use super::mcts::{bench_params, one_position};
@@ -21,6 +23,18 @@ use crate::model::{Evaluator, Model, ModelInfo, Network};
 use crate::search::analysis::successor_capable;
 use crate::search::evaluator::MopUp;
 use std::time::{Duration, Instant};
+
+/// The pause before each block of one net's runs. Each ONNX Runtime session has its own intra-op
+/// thread pool, whose threads keep spinning for about 40–45 ms after a run (measured: one-row runs
+/// of the c47 int8 twin took 5–14 ms instead of 2.1 for 45 ms after a 32-row run of its float32
+/// source, ONNX Runtime's Python API, 2 threads, 2026-11-26). A net timed in that window shares the
+/// cores with them: alternating the nets run by run slowed both by 1.3–2.9× and moved B/A by
+/// ±40 % between runs.
+pub const SWITCH_PAUSE: Duration = Duration::from_millis(100);
+
+/// Untimed runs at the start of each block (after [`SWITCH_PAUSE`]), so that the net's weights are
+/// in the caches as they are when the engine runs one net.
+pub const WARM_UP_RUNS: usize = 1;
 
 fn describe(tag: &str, i: &ModelInfo) -> String {
     format!("{tag} = {} ({:?}, {})", i.source, i.kind, i.precision)
@@ -72,10 +86,13 @@ pub fn bench_compare(args: &BenchArgs, mut a: Model, key: &LoadKey, games: &[Gam
         let mut best = [String::from("(none)"), String::from("(none)")];
         let mut here: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
         let mut rows = 0;
-        for rep in 0..reps {
-            let order = if rep % 2 == 0 { [0, 1] } else { [1, 0] };
-            for which in order {
-                let m = if which == 0 { &mut a } else { &mut b };
+        // A block per net and position, the order alternating between positions (A B, B A, …), each
+        // block after a pause and untimed runs: [`SWITCH_PAUSE`], [`WARM_UP_RUNS`].
+        let order = if i % 2 == 0 { [0, 1] } else { [1, 0] };
+        for which in order {
+            let m = if which == 0 { &mut a } else { &mut b };
+            std::thread::sleep(SWITCH_PAUSE);
+            for rep in 0..WARM_UP_RUNS + reps {
                 let t = Instant::now();
                 let an = match args.analyse(m, g) {
                     Ok(x) => x,
@@ -89,6 +106,9 @@ pub fn bench_compare(args: &BenchArgs, mut a: Model, key: &LoadKey, games: &[Gam
                     }
                 };
                 let s = t.elapsed().as_secs_f64();
+                if rep < WARM_UP_RUNS {
+                    continue;
+                }
                 secs[which] += s;
                 evals[which] += an.evals as u64;
                 here[which].push(s * 1e3);
@@ -228,6 +248,7 @@ fn compare_mcts(args: &BenchArgs, a: &mut Model, b: &mut Model, games: &[Game]) 
         let order = if i % 2 == 0 { [0, 1] } else { [1, 0] };
         let mut row: [(Duration, u64, String); 2] = Default::default();
         for w in order {
+            std::thread::sleep(SWITCH_PAUSE);
             match one_position(&mut evals[w], g, &params, args.nodes) {
                 Ok((dt, progress, best)) => row[w] = (dt, progress.playouts, best),
                 Err(e) => {
