@@ -1,9 +1,11 @@
 """Read a one-pass (``multi_action_value``) ONNX file written by ``kinds.multi_action_value`` back into training
 parameters, so that the committed ONNX file is the checkpoint a fresh machine resumes training from.
 
-Inverts the exporter's folds: √D out of the token embedding, 1/√(D/H) out of W_Q, the fused QKV and
-gate/up matrices split again, the pair bias's leading axis dropped. Optimiser state is not in the file
-(it is never committed): a resumed run restarts AdamW's moments and warms its learning rate up again.
+Inverts the exporter's folds: √D out of the token embedding, 1/√(D/H) out of W_Q, the pair bias's
+leading axis dropped. Reads both graph layouts: separate Q, K, V and gate, up matrices (exported from
+2026-11-26 on) and the earlier fused ``wqkv`` [D, 3D] and ``w12`` [D, 2H] matrices, split again.
+Optimiser state is not in the file (it is never committed): a resumed run restarts AdamW's moments and
+warms its learning rate up again.
 Raises ``ValueError`` when the file is not a one-pass net or an initializer is missing.
 """
 
@@ -55,6 +57,12 @@ def import_onepass(path: str) -> tuple[dict[str, np.ndarray], MAVConfig]:
             raise ValueError(f"{path}: initializer {name!r} missing")
         return init[name]
 
+    def gate_up(tag: str) -> tuple[np.ndarray, np.ndarray]:
+        # files exported before 2026-11-26 hold one [D, 2H] gate/up matrix, later ones two [D, H]
+        if f"w12_{tag}" in init:
+            return tuple(np.split(init[f"w12_{tag}"], 2, axis=1))
+        return get(f"wg_{tag}"), get(f"wu_{tag}")
+
     p: dict[str, np.ndarray] = {
         "embed/embeddings": (get("embed").astype(np.float64) / math.sqrt(d)).astype(np.float32),
         "embed_1/embeddings": get("pos"),
@@ -64,12 +72,13 @@ def import_onepass(path: str) -> tuple[dict[str, np.ndarray], MAVConfig]:
         a = attn_name(i)
         for j in (2 * i, 2 * i + 1):
             p[f"{ln_name(j)}/scale"], p[f"{ln_name(j)}/offset"] = get(f"ln{j}_s"), get(f"ln{j}_b")
-        wq, wk, wv = np.split(get(f"wqkv{i}"), 3, axis=1)
+        wq, wk, wv = (np.split(init[f"wqkv{i}"], 3, axis=1) if f"wqkv{i}" in init
+                      else (get(f"wq{i}"), get(f"wk{i}"), get(f"wv{i}")))
         p[f"{a}/linear/w"] = (wq.astype(np.float64) / qscale).astype(np.float32)
         p[f"{a}/linear_1/w"], p[f"{a}/linear_2/w"], p[f"{a}/linear_3/w"] = wk, wv, get(f"wo{i}")
         if cfg.attn_bias:
             p[f"{a}/pair_bias"] = get(f"pair_bias{i}")[0]
-        wg, wu = np.split(get(f"w12_{i}"), 2, axis=1)
+        wg, wu = gate_up(str(i))
         p[f"{lin_name(3 * i)}/w"], p[f"{lin_name(3 * i + 1)}/w"] = wg, wu
         p[f"{lin_name(3 * i + 2)}/w"] = get(f"w3_{i}")
     L = cfg.layers
@@ -79,7 +88,7 @@ def import_onepass(path: str) -> tuple[dict[str, np.ndarray], MAVConfig]:
     if cfg.head_global:
         p["mav_head/linear_global/w"] = get("head_global")
     p["mav_head/layer_norm/scale"], p["mav_head/layer_norm/offset"] = get("head_ln_s"), get("head_ln_b")
-    hg, hu = np.split(get("w12_head"), 2, axis=1)
+    hg, hu = gate_up("head")
     p["mav_head/linear_gate/w"], p["mav_head/linear_up/w"] = hg, hu
     p["mav_head/linear_down/w"] = get("w3_head")
     p["mav_head/layer_norm_out/scale"], p["mav_head/layer_norm_out/offset"] = get("head_ln_out_s"), get("head_ln_out_b")

@@ -62,6 +62,10 @@ def test_smoke_train_export_eval(tiny_ds, in_run_folder, shared):
     assert meta["glimpse.kind"] == "action_value" and meta["glimpse.buckets"] == "128"
     assert int(meta["glimpse.params"]) == sum(v.size for v in params.values())
     assert float(meta["glimpse.gflop_per_eval"]) > 0
+    # one product per projection, no Split (ONNX Runtime's Split copies its output)
+    import onnx
+
+    assert "Split" not in [n.op_type for n in onnx.load(path).graph.node]
     # the last-layer optimisation must not change outputs
     path2 = "m_full.onnx"
     av.export(params, mcfg, path2, optimise_last_layer=False)

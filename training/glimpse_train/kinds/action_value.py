@@ -259,9 +259,10 @@ def build_model(params: dict[str, np.ndarray], cfg: ModelConfig, description: st
 
     def mlp(x_in: str, i: int) -> str:
         y = ln(x_in, 2 * i + 1)
-        w12 = np.concatenate([p[f"{lin_name(3*i)}/w"], p[f"{lin_name(3*i+1)}/w"]], axis=1)
-        gu = g.op("MatMul", [y, g.const(f"w12_{i}", w12)], f"gu{i}")
-        gate, up = g.op("Split", [gu, g.const("split", i64([cfg.dim * cfg.widening] * 2))], f"gu{i}", n_out=2, axis=-1)
+        # Separate products, no fused [D, 2H] product and Split (ONNX Runtime's Split copies; as
+        # kinds.multi_action_value).
+        gate = g.op("MatMul", [y, g.const(f"wg_{i}", p[f"{lin_name(3*i)}/w"])], f"gate{i}")
+        up = g.op("MatMul", [y, g.const(f"wu_{i}", p[f"{lin_name(3*i+1)}/w"])], f"up{i}")
         act = g.op("Mul", [gate, g.op("Sigmoid", [gate])], f"silu{i}")
         hmid = g.op("Mul", [act, up], f"swiglu{i}")
         out = g.op("MatMul", [hmid, g.const(f"w3_{i}", p[f"{lin_name(3*i+2)}/w"])], f"mlp{i}")
@@ -274,15 +275,14 @@ def build_model(params: dict[str, np.ndarray], cfg: ModelConfig, description: st
         y = ln(x, 2 * i)
         last = optimise_last_layer and i == L - 1
         if not last:
-            qkv = g.op("MatMul", [y, g.const(f"wqkv{i}", np.concatenate([wq, wk, wv], axis=1))], f"qkv{i}")
-            q, k, v = g.op("Split", [qkv, g.const("split", i64([d, d, d]))], f"qkv{i}", n_out=3, axis=-1)
+            q = g.op("MatMul", [y, g.const(f"wq{i}", wq)], f"q{i}_proj")
             q = g.op("Transpose", [g.op("Reshape", [q, shape_bthd])], f"q{i}", perm=[0, 2, 1, 3])
         else:
-            kv = g.op("MatMul", [y, g.const(f"wkv{i}", np.concatenate([wk, wv], axis=1))], f"kv{i}")
-            k, v = g.op("Split", [kv, g.const("split", i64([d, d]))], f"kv{i}", n_out=2, axis=-1)
             y_last = g.op("Gather", [y, last_idx], f"y_last{i}", axis=1)  # [B, D]
             q = g.op("MatMul", [y_last, g.const(f"wq{i}", wq)], f"q{i}")
             q = g.op("Reshape", [q, shape_bh1d], f"q{i}")  # [B, H, 1, dh]
+        k = g.op("MatMul", [y, g.const(f"wk{i}", wk)], f"k{i}_proj")
+        v = g.op("MatMul", [y, g.const(f"wv{i}", wv)], f"v{i}_proj")
         k = g.op("Transpose", [g.op("Reshape", [k, shape_bthd])], f"k{i}", perm=[0, 2, 3, 1])  # [B,H,dh,T]
         v = g.op("Transpose", [g.op("Reshape", [v, shape_bthd])], f"v{i}", perm=[0, 2, 1, 3])  # [B,H,T,dh]
         s = g.op("Softmax", [g.op("MatMul", [q, k], f"scores{i}")], f"attn{i}", axis=-1)

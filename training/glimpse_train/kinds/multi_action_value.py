@@ -393,10 +393,17 @@ def build_model(params: dict[str, np.ndarray], cfg: MAVConfig, description: str 
                                            g.const(f"{tag}_b", p[f"{prefix}/offset"])], tag, axis=-1, epsilon=1e-5)
 
     def swiglu(y: str, wg: np.ndarray, wu: np.ndarray, wd: np.ndarray, tag: str) -> str:
-        gu = g.op("MatMul", [y, g.const(f"w12_{tag}", np.concatenate([wg, wu], axis=1))], f"gu_{tag}")
-        gate, up = g.op("Split", [gu, g.const("split", i64([wg.shape[1]] * 2))], f"gu_{tag}", n_out=2, axis=-1)
+        # Two products rather than one into [.., 2H] and a Split: ONNX Runtime's Split copies its
+        # output, and the separate products run the int8 twin 1.4x faster at 32 rows (README, speed).
+        gate = g.op("MatMul", [y, g.const(f"wg_{tag}", wg)], f"gate_{tag}")
+        up = g.op("MatMul", [y, g.const(f"wu_{tag}", wu)], f"up_{tag}")
         act = g.op("Mul", [gate, g.op("Sigmoid", [gate])], f"silu_{tag}")
         return g.op("MatMul", [g.op("Mul", [act, up], f"swiglu_{tag}"), g.const(f"w3_{tag}", wd)], f"mlp_{tag}")
+
+    def qkv_projections(y: str, wq: np.ndarray, wk: np.ndarray, wv: np.ndarray, i: int) -> tuple[str, str, str]:
+        # Q, K and V as three products [B, T, D]·[D, D] (no fused [D, 3D] product and Split: see swiglu).
+        return tuple(g.op("MatMul", [y, g.const(f"w{n}{i}", w)], f"{n}{i}_proj")
+                     for n, w in (("q", wq), ("k", wk), ("v", wv)))
 
     qscale = 1.0 / math.sqrt(dh)
     for i in range(L):
@@ -407,8 +414,7 @@ def build_model(params: dict[str, np.ndarray], cfg: MAVConfig, description: str 
         if fused_attention:
             # ONNX Runtime's com.microsoft.MultiHeadAttention: Q, K, V [B, T, D] in, context [B, T, D] out
             # (heads split and merged inside the kernel); W_Q carries 1/sqrt(dh), hence scale 1.
-            qkv = g.op("MatMul", [y, g.const(f"wqkv{i}", np.concatenate([wq, wk, wv], axis=1))], f"qkv{i}")
-            q, k, v = g.op("Split", [qkv, g.const("split", i64([d, d, d]))], f"qkv{i}", n_out=3, axis=-1)
+            q, k, v = qkv_projections(y, wq, wk, wv, i)
             mha_in = [q, k, v, "", ""]
             if cfg.attn_bias:
                 mha_in.append(g.const(f"pair_bias{i}", p[f"{a}/pair_bias"][None]))
@@ -418,8 +424,7 @@ def build_model(params: dict[str, np.ndarray], cfg: MAVConfig, description: str 
             mlp = swiglu(y, p[f"{lin_name(3*i)}/w"], p[f"{lin_name(3*i+1)}/w"], p[f"{lin_name(3*i+2)}/w"], str(i))
             x = g.op("Add", [x, mlp], f"h_mlp{i}")
             continue
-        qkv = g.op("MatMul", [y, g.const(f"wqkv{i}", np.concatenate([wq, wk, wv], axis=1))], f"qkv{i}")
-        q, k, v = g.op("Split", [qkv, g.const("split", i64([d, d, d]))], f"qkv{i}", n_out=3, axis=-1)
+        q, k, v = qkv_projections(y, wq, wk, wv, i)
         q = g.op("Transpose", [g.op("Reshape", [q, shape_bthd])], f"q{i}", perm=[0, 2, 1, 3])
         k = g.op("Transpose", [g.op("Reshape", [k, shape_bthd])], f"k{i}", perm=[0, 2, 3, 1])
         v = g.op("Transpose", [g.op("Reshape", [v, shape_bthd])], f"v{i}", perm=[0, 2, 1, 3])
