@@ -2,8 +2,9 @@
 parameters, so that the committed ONNX file is the checkpoint a fresh machine resumes training from.
 
 Inverts the exporter's folds: √D out of the token embedding, 1/√(D/H) out of W_Q, the pair bias's
-leading axis dropped. Reads both graph layouts: separate Q, K, V and gate, up matrices (exported from
-2026-11-26 on) and the earlier fused ``wqkv`` [D, 3D] and ``w12`` [D, 2H] matrices, split again.
+leading axis dropped. Reads every layout the exporter has written: Q, K, V as per-head [H, D, dh] matrices
+(from 2026-11-27 on) or [D, D] ones, and separate gate and up matrices (from 2026-11-26 on), or the earlier
+fused ``wqkv`` [D, 3D] and ``w12`` [D, 2H] matrices, split again.
 Optimiser state is not in the file (it is never committed): a resumed run restarts AdamW's moments and
 warms its learning rate up again.
 Raises ``ValueError`` when the file is not a one-pass net or an initializer is missing.
@@ -57,6 +58,11 @@ def import_onepass(path: str) -> tuple[dict[str, np.ndarray], MAVConfig]:
             raise ValueError(f"{path}: initializer {name!r} missing")
         return init[name]
 
+    def projection(name: str) -> np.ndarray:
+        # [D, D], or per head [H, D, dh] (the heads-major layout exported from 2026-11-27 on)
+        w = get(name)
+        return np.ascontiguousarray(w.transpose(1, 0, 2).reshape(d, d)) if w.ndim == 3 else w
+
     def gate_up(tag: str) -> tuple[np.ndarray, np.ndarray]:
         # files exported before 2026-11-26 hold one [D, 2H] gate/up matrix, later ones two [D, H]
         if f"w12_{tag}" in init:
@@ -73,7 +79,7 @@ def import_onepass(path: str) -> tuple[dict[str, np.ndarray], MAVConfig]:
         for j in (2 * i, 2 * i + 1):
             p[f"{ln_name(j)}/scale"], p[f"{ln_name(j)}/offset"] = get(f"ln{j}_s"), get(f"ln{j}_b")
         wq, wk, wv = (np.split(init[f"wqkv{i}"], 3, axis=1) if f"wqkv{i}" in init
-                      else (get(f"wq{i}"), get(f"wk{i}"), get(f"wv{i}")))
+                      else (projection(f"w{n}{i}") for n in "qkv"))
         p[f"{a}/linear/w"] = (wq.astype(np.float64) / qscale).astype(np.float32)
         p[f"{a}/linear_1/w"], p[f"{a}/linear_2/w"], p[f"{a}/linear_3/w"] = wk, wv, get(f"wo{i}")
         if cfg.attn_bias:
