@@ -12,6 +12,8 @@ One cycle:
    (``raylabel``; ``RAY_ADDRESS`` for a cluster); a shard goes into the label store (``data/labels/``,
    committed) every ``shard_minutes`` once it holds ``shard_min_positions``, at the latest every
    ``shard_max_minutes`` (``shard_due``).
+   On a machine with no GPU (and no ``--train-cpu``) the campaign does only this, phase after phase
+   (``label_only``): the cores are worth far more as labels than as CPU training passes.
 2. **Train** for ``train_minutes`` (``PhaseClock``: CPU time over cores, so pauses and matches at idle
    priority do not eat the phase): the one-pass trainer over every label file (shared + store), resuming
    from ``training/runs/<run>/ckpt.pkl`` (checkpoints every ``ckpt_seconds`` ≤ 15 min and on SIGTERM);
@@ -92,11 +94,13 @@ class CampaignConfig:
     top_k: int = 4
     shallow_depth: int = 2
     mix: str = "selfplay:0.3,popular:0.3,endgames:0.1,dagger:0.3"
-    dagger_levels: str = "0,1,2,3"  # Stockfish Skill Levels the engine's own games are played against
+    dagger_levels: str = "1500,1700,1900,2100"  # opponents of the engine's own games, one per label phase in turn:
+    # a number under 100 is a Stockfish Skill Level, a larger one a UCI_Elo (UCI_LimitStrength; 15.1 takes 1350-2850)
     dagger_movetime: float = 0.02  # seconds per move for both sides in those games
     puzzles: int = 300
     cycles: int = 0  # 0 = until killed
     nice: int = 10
+    train_cpu: bool = False  # train on the CPU too; without it a machine with no GPU only labels (train_wanted)
 
 
 def shard_due(positions: int, seconds: float, cfg: CampaignConfig) -> bool:
@@ -197,6 +201,41 @@ def decay_scale(elapsed: float, total: float, frac: float, to: float) -> float:
 
 
 # ---------------------------------------------------------------------------------------- positions
+def dagger_opponent(level: int) -> tuple[str, str]:
+    """The ``tools/match.py`` engine spec and a label for the DAgger opponent ``level``: under 100 a Stockfish
+    ``Skill Level`` (0-20), otherwise a ``UCI_Elo`` with ``UCI_LimitStrength`` (Stockfish 15.1: 1350-2850).
+    Raises ``ValueError`` for a level in neither range."""
+    if 0 <= level <= 20:
+        return f"stockfish:Skill Level={level}", f"Skill Level {level}"
+    if 1350 <= level <= 2850:
+        return f"stockfish:UCI_LimitStrength=true,UCI_Elo={level}", f"UCI_Elo {level}"
+    raise ValueError(f"DAgger level {level}: neither a Skill Level (0-20) nor a UCI_Elo (1350-2850)")
+
+
+def gpu_backend() -> str | None:
+    """The accelerator JAX would train on (``"gpu"``, ``"tpu"``…), or ``None`` on a CPU-only machine. JAX is
+    imported only where a device node suggests an accelerator (its threads make every later fork, Ray's
+    and Stockfish's, warn of deadlocks)."""
+    import glob
+
+    if not glob.glob("/dev/nvidia[0-9]*") and not glob.glob("/dev/accel*") and not os.environ.get("GLIMPSE_PROBE_JAX"):
+        return None
+    try:
+        import jax
+
+        backend = jax.default_backend()
+    except Exception:  # noqa: BLE001 - no usable JAX means no GPU to train on
+        return None
+    return None if backend == "cpu" else backend
+
+
+def train_wanted(cfg: "CampaignConfig", gpu: str | None) -> bool:
+    """Whether the campaign trains: on an accelerator always, on the CPU only with ``--train-cpu``. A CPU
+    train phase adds about 20,000 position-passes (0.04 % of a lent GPU's bursts) while it takes both
+    cores from Stockfish, so by default a CPU-only machine spends its time on labels."""
+    return cfg.train_minutes > 0 and (cfg.train_cpu or gpu is not None)
+
+
 def parse_mix(mix: str) -> dict[str, float]:
     """``"selfplay:0.4,popular:0.4,endgames:0.2"`` → normalised shares; raises ``ValueError``."""
     out = {}
@@ -312,6 +351,13 @@ class Campaign:
         return os.path.join(self.out_dir, f"{self.cfg.run}.onnx")
 
     @property
+    def label_round(self) -> int:
+        """The number of the label phase: it seeds the DAgger games, picks their opponent and shuffles the
+        candidates. It starts at the cycle and grows by one each phase, so phases without training (a
+        CPU-only machine) never replay the same games."""
+        return max(self.state.get("label_round", 0), self.state["cycle"])
+
+    @property
     def curve_csv(self) -> str:
         return os.path.join(self.out_dir, f"{self.cfg.run}-curve.csv")
 
@@ -357,7 +403,7 @@ class Campaign:
                     self._epd[name] = epd_source(os.path.join(self.shared, "data", "positions", file), seed=7)
                 new, cur[name] = take_new(self._epd[name], cur.get(name, 0), want, known)
             out.extend((name, f) for f in new)
-        random.Random(self.state["cycle"]).shuffle(out)
+        random.Random(self.label_round).shuffle(out)
         return out
 
     def dagger_net(self) -> str | None:
@@ -381,12 +427,12 @@ class Campaign:
             return []
         games = max(2, 2 * int(round(want / 25 / 2)))
         levels = [int(x) for x in self.cfg.dagger_levels.split(",")]
-        cyc = self.state["cycle"]
-        level = levels[cyc % len(levels)]
+        cyc = self.label_round
+        spec, opponent = dagger_opponent(levels[cyc % len(levels)])
         pgn = os.path.join(self.run_dir, f"dagger-{cyc:04d}.pgn")
         net = self.dagger_net()
         cmd = [os.path.join(REPO, ".venv", "bin", "python"), os.path.join(REPO, "tools", "match.py"), "--a", engine,
-               "--b", f"stockfish:Skill Level={level}", "--tc", "none", "--movetime", str(self.cfg.dagger_movetime),
+               "--b", spec, "--tc", "none", "--movetime", str(self.cfg.dagger_movetime),
                "--games", str(games), "--concurrency", str(self.cfg.workers), "--seed", str(1000 + cyc),
                "--book", os.path.join(self.shared, "data", "openings", "noob_3moves.epd"), "--maxmoves", "150",
                "--pgn", pgn, "--json", pgn[:-4] + ".json", "--quiet"]
@@ -408,7 +454,7 @@ class Campaign:
                     board.push(mv)
                     if rng.random() < 1 / 3 and not board.is_game_over():
                         fens.append(board.fen())
-        self.log(f"dagger: {games} games vs Skill Level {level} with {net or 'the embedded net'} "
+        self.log(f"dagger: {games} games vs {opponent} with {net or 'the embedded net'} "
                  f"({time.time() - t0:.0f} s): {len(fens)} positions")
         rng.shuffle(fens)
         return fens
@@ -532,6 +578,7 @@ class Campaign:
         if done[0] and el > 30 and busy >= BUSY_FOR_RATE:
             self.state["rate"] = round(done[0] / el / c.workers, 2)
         self.state["label_seconds"] = self.state.get("label_seconds", 0.0) + el
+        self.state["label_round"] = self.label_round + 1
         return done[0]
 
     # ------------------------------------------------------------------ train
@@ -716,11 +763,35 @@ class Campaign:
         return rep
 
     # ------------------------------------------------------------------ loop
+    def label_only(self) -> None:
+        """The campaign on a machine with no GPU (and no ``--train-cpu``): label phases back to back until
+        stopped (or ``cycles`` phases), each writing its shards to the store. No curve row: the net does not
+        change, so the cycle number stays and the next trained cycle records every position labelled here."""
+        self.log(f"no GPU and no --train-cpu: labelling only (cycle {self.state['cycle']} stays until a "
+                 f"train phase runs)")
+        phases = 0
+        while not self.stop() and self.cfg.label_minutes > 0 and (not self.cfg.cycles or phases < self.cfg.cycles):
+            t0 = time.time()
+            self.log(f"=== label phase {self.label_round}: store {self.store.totals()}")
+            n = self.label_with_ray()
+            self.state["wall_seconds"] = self.state.get("wall_seconds", 0.0) + (time.time() - t0)
+            self.state["labelled_cycle"] = self.state["cycle"]
+            save_state(self.state_path, self.state)
+            self.log(f"label: {n} positions labelled; store {self.store.totals()}")
+            phases += 1
+        save_state(self.state_path, self.state)
+        self.log("campaign stopped; `make campaign` resumes")
+
     def run(self) -> None:
         from .data import MemDataset
 
         self.stop.install()
         cache = self.cache_dir
+        gpu = gpu_backend()
+        if not train_wanted(self.cfg, gpu):
+            self.label_only()
+            return
+        self.log(f"training on {gpu or 'the CPU (--train-cpu)'}")
         while not self.stop() and (not self.cfg.cycles or self.state["cycle"] < self.cfg.cycles):
             cyc = self.state["cycle"]
             t0 = time.time()
@@ -858,7 +929,9 @@ def plot_curve(csv_path: str, png_path: str) -> None:
     plt.close(fig)
 
 
-def main(argv=None):
+def parse_args(argv=None) -> tuple[argparse.Namespace, CampaignConfig]:
+    """The command line: the parsed arguments and the :class:`CampaignConfig` they give (a ``bool`` field is a
+    flag, ``--train-cpu``). Exits through argparse on a bad value (``--mix``, ``--dagger-levels``)."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--shared", default="../shared")
     ap.add_argument("--store", default="../data/labels", help="label store folder (committed)")
@@ -866,7 +939,10 @@ def main(argv=None):
     ap.add_argument("--out-dir", default="campaign", help="committed outputs: resumable ONNX, curve CSV/PNG")
     ap.add_argument("--stockfish", default=None)
     for fl in dataclasses.fields(CampaignConfig):
-        ap.add_argument("--" + fl.name.replace("_", "-"), dest=fl.name, type=type(fl.default), default=fl.default)
+        if isinstance(fl.default, bool):
+            ap.add_argument("--" + fl.name.replace("_", "-"), dest=fl.name, action="store_true")
+        else:
+            ap.add_argument("--" + fl.name.replace("_", "-"), dest=fl.name, type=type(fl.default), default=fl.default)
     ap.add_argument("--adopt", default=None, metavar="NET",
                     help="instead of running: make NET (a net trained elsewhere) the campaign's start if it beats "
                          "the gate (Campaign.adopt); stop the campaign first")
@@ -875,7 +951,20 @@ def main(argv=None):
     ap.add_argument("--adopt-force", action="store_true", help="adopt NET even if it does not beat the gate's bar")
     a = ap.parse_args(argv)
     cfg = CampaignConfig(**{fl.name: getattr(a, fl.name) for fl in dataclasses.fields(CampaignConfig)})
-    parse_mix(cfg.mix)
+    try:
+        parse_mix(cfg.mix)
+    except ValueError as e:
+        ap.error(f"--mix: {e}")
+    for level in cfg.dagger_levels.split(","):
+        try:
+            dagger_opponent(int(level))
+        except ValueError as e:
+            ap.error(f"--dagger-levels: {e}")
+    return a, cfg
+
+
+def main(argv=None):
+    a, cfg = parse_args(argv)
     if a.adopt:
         try:
             rep = Campaign(cfg, a.shared, a.store, a.runs_dir, a.out_dir).adopt(
