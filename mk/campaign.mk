@@ -32,7 +32,13 @@ campaign-adopt: $(VENV_STAMP)
 test-campaign: $(VENV_STAMP)
 	cd training && GLIMPSE_SHARED=$(ABS_TEST_SHARED) RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO=0 ../$(PY) -m pytest -q tests/test_campaign.py tests/test_canon.py tests/test_remote.py
 
-test-training: test-campaign
+# Labelling on a real two-node Ray cluster on this machine, the second node killed mid-phase: every position
+# labelled once, the store consistent (training/tests/test_ray_cluster.py; about a minute).
+.PHONY: test-ray-cluster
+test-ray-cluster: $(VENV_STAMP)
+	cd training && GLIMPSE_SHARED=$(ABS_TEST_SHARED) RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO=0 ../$(PY) -m pytest -q tests/test_ray_cluster.py
+
+test-training: test-campaign test-ray-cluster
 
 # Ship by SPRT (issue 13): the campaign's best net (or CANDIDATE=file.onnx) against the current embedded
 # default, both searchless at equal time, until the SPRT (elo0 0, elo1 10, alpha = beta = 0.05) decides.

@@ -1,0 +1,96 @@
+"""Labelling on a real multi-node Ray cluster on this machine (``make test-ray-cluster``): a head and a
+second node (separate raylets on loopback, started by ``ray.cluster_utils.Cluster`` as ``ray start`` would),
+the campaign's labeller connected through ``RAY_ADDRESS``, the second node killed while it holds tasks.
+Every position must come back labelled exactly once, and the label store must match its manifest."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import pytest
+
+from glimpse_train import labelstore, raylabel
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TRAINING = os.path.dirname(HERE)
+
+
+def _positions(n: int) -> list[str]:
+    import random
+
+    import chess
+
+    rng, board, out = random.Random(11), chess.Board(), []
+    while len(out) < n:
+        board.push(rng.choice(list(board.legal_moves)))
+        if board.is_game_over() or board.ply() > 40:
+            board = chess.Board()
+        elif board.fen() not in out:
+            out.append(board.fen())
+    return out
+
+
+def _label_counting_attempts(chunk, scheme, stockfish, marks):
+    """``raylabel.label_chunk`` on ``chunk = (index, fens)``, leaving one file per attempt in ``marks``."""
+    import uuid
+
+    index, fens = chunk
+    open(os.path.join(marks, f"chunk{index:03d}-{uuid.uuid4().hex}"), "w").close()
+    return raylabel.label_chunk(fens, scheme, stockfish, 0)
+
+
+@pytest.mark.skipif(not any(os.path.exists(p) for p in raylabel.SF_PATHS), reason="needs Stockfish (apt)")
+def test_a_lost_node_costs_no_position_and_no_duplicate(tmp_path, monkeypatch):
+    ray = pytest.importorskip("ray")
+    from ray.cluster_utils import Cluster
+
+    # The nodes' workers import glimpse_train from this checkout, as a cluster's would from its install.
+    monkeypatch.setenv("PYTHONPATH", TRAINING + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    monkeypatch.setenv("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    second = cluster.add_node(num_cpus=2)
+    cluster.wait_for_nodes()
+    monkeypatch.setenv("RAY_ADDRESS", cluster.address)
+    fens = _positions(36)
+    chunks = list(enumerate(fens[i:i + 2] for i in range(0, len(fens), 2)))
+    marks = tmp_path / "attempts"
+    marks.mkdir()
+    scheme = raylabel.LabelScheme("two-tier", 6, 3, 1)
+    results, errors, killed = [], [], []
+    try:
+        raylabel.ray_init(3, log=lambda *_: None)
+        ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the test module is not importable there
+        assert ray.cluster_resources().get("CPU") == 3, "head (1 CPU) and the second node (2 CPUs)"
+
+        def on_result(r):
+            results.append(r)
+            if len(results) == 3 and not killed:
+                # The second node holds tasks now (3 CPUs, 18 chunks): kill it, raylet and workers.
+                cluster.remove_node(second, allow_graceful=False)
+                killed.append(time.time())
+
+        raylabel.run_chunks(_label_counting_attempts, chunks, (scheme, raylabel.find_stockfish(), str(marks)),
+                            on_result, on_error=errors.append, max_retries=3)
+        dead = [n for n in ray.nodes() if not n["Alive"]]
+    finally:
+        raylabel.ray_shutdown()
+        cluster.shutdown()
+    assert killed and len(dead) == 1, "the second node was killed while labelling"
+    attempts = len(os.listdir(marks))
+    assert attempts > len(chunks), f"{attempts} attempts for {len(chunks)} chunks: the killed node's tasks ran again"
+    assert errors == [], errors
+    labelled = [f for r in results for f, _ in r["records"]]
+    assert sorted(labelled) == sorted(fens), "every position labelled, none twice"
+    store = labelstore.LabelStore(str(tmp_path / "store"))
+    store.add([("selfplay", f, m) for r in results for f, m in r["records"]], scheme.settings("Stockfish"),
+              sum(r["core_seconds"] for r in results))
+    assert store.verify() == []
+    reopened = labelstore.LabelStore(str(tmp_path / "store"))
+    assert reopened.totals()["positions"] == len(fens)
+    assert len(labelstore.known_keys(reopened.files())) == len(fens)
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q"]))
