@@ -108,3 +108,35 @@ def bucket_of(p) -> np.ndarray:
 def move_to_action(board: chess.Board, move: chess.Move) -> int:
     """Action id of a legal move (castling as the king's two-square move)."""
     return MOVE_TO_ACTION[move.uci()]
+
+
+# ---------------------------------------------------------------------------------------------- mirroring
+def mirror_uci(move: str) -> str:
+    """``move`` with files mirrored (a↔h, b↔g, …): ``e2e4`` → ``d2d4``, ``g7h8q`` → ``b7a8q``."""
+    f = {c: chr(ord("a") + ord("h") - ord(c)) for c in "abcdefgh"}
+    return f[move[0]] + move[1] + f[move[2]] + move[3] + move[4:]
+
+
+#: ``ACTION_MIRROR[a]``: the action id of action ``a``'s move with files mirrored (the table is symmetric).
+ACTION_MIRROR = np.asarray([MOVE_TO_ACTION[mirror_uci(m)] for m in ACTIONS], np.int32)
+
+_DOT = CHAR_TO_ID["."]
+_FILE_IDS = np.arange(CHAR_TO_ID["a"], CHAR_TO_ID["h"] + 1)
+
+
+def no_castling(states: np.ndarray) -> np.ndarray:
+    """bool [B]: which 77-token states have no castling rights (tokens 65–68 all ``.``)."""
+    return (states[:, 65:69] == _DOT).all(axis=1)
+
+
+def mirror_states(states: np.ndarray) -> np.ndarray:
+    """The 77-token states with the board mirrored left to right (each rank's 8 squares reversed) and the
+    en-passant file mirrored; side, castling field and clocks as they are. Only meaningful without
+    castling rights: a castling right is tied to its wing (Lc0's rule for mirroring training data)."""
+    out = states.copy()
+    board = out[:, 1:65].reshape(-1, 8, 8)
+    out[:, 1:65] = board[:, :, ::-1].reshape(-1, 64)
+    ep = out[:, 69]
+    is_file = (ep >= _FILE_IDS[0]) & (ep <= _FILE_IDS[-1])
+    out[:, 69] = np.where(is_file, _FILE_IDS[0] + _FILE_IDS[-1] - ep, ep)
+    return out

@@ -84,3 +84,50 @@ def test_label_maths(shared):
     with gzip.open(os.path.join(lf, files[0]), "rt") as f:
         fen, moves = parse_line(f.readline())
     assert {m for m, _ in moves} == {m.uci() for m in chess.Board(fen).legal_moves}
+
+
+# ------------------------------------------------------------------ mirroring (Lc0's rule)
+def test_mirroring_matches_python_chess_and_maps_every_legal_move():
+    import chess
+
+    from glimpse_train.chessdata import (ACTION_MIRROR, MOVE_TO_ACTION, canonical_fen, mirror_states, no_castling,
+                                         tokenize)
+
+    fens = ["8/8/4k3/8/8/3K4/4P3/8 w - - 0 1",
+            "r4rk1/pp3ppp/2n5/3pP3/8/5N2/PP3PPP/R4RK1 w - d6 0 15",  # en passant on the d-file
+            "4k3/P7/8/8/8/8/7p/4K3 b - - 3 60"]  # promotions on both wings
+    for fen in fens:
+        board = chess.Board(fen)
+        mirrored = board.transform(chess.flip_horizontal)
+        st = tokenize(canonical_fen(fen))[None]
+        assert no_castling(st)[0]
+        assert (mirror_states(st)[0] == tokenize(canonical_fen(mirrored.fen()))).all(), fen
+        assert ({int(ACTION_MIRROR[MOVE_TO_ACTION[m.uci()]]) for m in board.legal_moves}
+                == {MOVE_TO_ACTION[m.uci()] for m in mirrored.legal_moves}), fen
+    assert not no_castling(tokenize(chess.STARTING_FEN)[None])[0]
+
+
+def test_mirror_batch_flips_only_positions_without_castling_rights():
+    import chess
+
+    from glimpse_train.chessdata import ACTION_MIRROR, MOVE_TO_ACTION, canonical_fen, tokenize
+    from glimpse_train.kinds.multi_action_value import PAD_ACTION, mirror_batch
+
+    fens = [chess.STARTING_FEN, "8/8/4k3/8/8/3K4/4P3/8 w - - 0 1"]
+    tokens = np.zeros((2, 78), np.int32)
+    tokens[:, 1:] = [tokenize(canonical_fen(f)) for f in fens]
+    moves = [[m.uci() for m in chess.Board(f).legal_moves] for f in fens]
+    width = max(map(len, moves))
+    actions = np.full((2, width), PAD_ACTION, np.int32)
+    mask = np.zeros((2, width), bool)
+    for i, ms in enumerate(moves):
+        actions[i, :len(ms)] = [MOVE_TO_ACTION[m] for m in ms]
+        mask[i, :len(ms)] = True
+    before = (tokens.copy(), actions.copy())
+    t, a = mirror_batch(tokens, actions, mask, 1.0, np.random.default_rng(0))
+    assert (tokens == before[0]).all() and (actions == before[1]).all(), "inputs unchanged"
+    assert (t[0] == tokens[0]).all() and (a[0] == actions[0]).all(), "castling rights: never mirrored"
+    assert (a[1, mask[1]] == ACTION_MIRROR[actions[1, mask[1]]]).all() and (a[1, ~mask[1]] == PAD_ACTION).all()
+    assert (t[1, 1:] == tokenize(canonical_fen(chess.Board(fens[1]).transform(chess.flip_horizontal).fen()))).all()
+    t, a = mirror_batch(tokens, actions, mask, 0.0, np.random.default_rng(0))
+    assert (t == tokens).all() and (a == actions).all()
