@@ -415,9 +415,9 @@ class Campaign:
         return None
 
     def dagger_positions(self, want: int) -> list[str]:
-        """FENs (about one ply in three) from games of the engine (searchless, current net) against weak
-        Stockfish levels, played by ``tools/match.py``: the states the learner actually visits (DAgger,
-        Ross, Gordon & Bagnell 2011). Empty, with a log line, when the engine is not built or a stop is
+        """FENs (about one ply in three) from games of the engine (current net; searchless, and MCTS in every
+        other pass over the levels) against Stockfish at ``dagger_levels``, played by ``tools/match.py``: the
+        states the learner actually visits (DAgger, Ross, Gordon & Bagnell 2011). Empty, with a log line, when the engine is not built or a stop is
         requested during the match (``run_until_stopped``)."""
         import chess.pgn
 
@@ -436,6 +436,10 @@ class Campaign:
                "--games", str(games), "--concurrency", str(self.cfg.workers), "--seed", str(1000 + cyc),
                "--book", os.path.join(self.shared, "data", "openings", "noob_3moves.epd"), "--maxmoves", "150",
                "--pgn", pgn, "--json", pgn[:-4] + ".json", "--quiet"]
+        # Every other pass over the levels the engine plays with MCTS (the positions its search leads to, at
+        # ~20 ms a move), so each opponent meets both modes.
+        mode = "mcts" if (cyc // len(levels)) % 2 else "searchless"
+        cmd[4:4] = ["--a-option", f"SearchMode={mode}"]
         if net:
             cmd[4:4] = ["--a-option", f"WeightsFile={net}"]
         t0 = time.time()
@@ -454,7 +458,7 @@ class Campaign:
                     board.push(mv)
                     if rng.random() < 1 / 3 and not board.is_game_over():
                         fens.append(board.fen())
-        self.log(f"dagger: {games} games vs {opponent} with {net or 'the embedded net'} "
+        self.log(f"dagger: {games} {mode} games vs {opponent} with {net or 'the embedded net'} "
                  f"({time.time() - t0:.0f} s): {len(fens)} positions")
         rng.shuffle(fens)
         return fens
