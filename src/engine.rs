@@ -255,14 +255,13 @@ impl Engine {
         };
         let canonical = decl.name;
         let raw = value.unwrap_or("").trim();
-        if canonical == options::WEIGHTS_FILE.name
-            && !options::is_embedded_name(raw)
-            && !Path::new(raw).is_file()
-        {
-            self.out.error(&format!(
-                "option WeightsFile: no such file '{raw}'; keeping the previous network"
-            ));
-            return;
+        if canonical == options::WEIGHTS_FILE.name && !options::is_embedded_name(raw) {
+            if let Some(problem) = weights_file_problem(Path::new(raw)) {
+                self.out.error(&format!(
+                    "option WeightsFile: '{raw}' {problem}; keeping the previous network"
+                ));
+                return;
+            }
         }
         if canonical == options::LOG_FILE.name {
             let path = (!raw.is_empty() && raw != "<empty>").then_some(raw);
@@ -278,6 +277,15 @@ impl Engine {
                 }
                 if self.uci_seen && decl_applies_to_network(&self.options, changed.name) {
                     self.preloader.request(self.options.settings().load_key());
+                }
+                if changed.name == options::THREADS.name {
+                    let asked = self.options.value(options::THREADS);
+                    let cores = self.options.cores();
+                    if asked > cores as i64 {
+                        self.out.info_string(&format!(
+                            "Threads {asked}: this machine has {cores} cores; using {cores}"
+                        ));
+                    }
                 }
                 if changed.name == options::SEED.name {
                     self.rng = Rng::new(self.options.settings().seed);
@@ -319,12 +327,17 @@ impl Engine {
     fn set_position(&mut self, start: StartPosition, moves: Vec<String>) {
         let chess960 = self.options.settings().chess960;
         let built = match &start {
-            StartPosition::StartPos if !chess960 => Ok(Game::startpos()),
-            StartPosition::StartPos => Game::from_fen(STARTPOS_FEN, true),
-            StartPosition::Fen(fen) => Game::from_fen(fen, chess960),
+            StartPosition::StartPos if !chess960 => Ok((Game::startpos(), Vec::new())),
+            StartPosition::StartPos => Game::from_fen_noting(STARTPOS_FEN, true),
+            StartPosition::Fen(fen) => Game::from_fen_noting(fen, chess960),
         };
         let mut game = match built {
-            Ok(g) => g,
+            Ok((g, notes)) => {
+                for n in notes {
+                    self.out.info_string(&format!("warning: position: {n}"));
+                }
+                g
+            }
             Err(e) => {
                 self.out.error(&format!(
                     "position rejected: invalid FEN: {}; keeping the previous position",
@@ -504,3 +517,15 @@ pub fn run_stdio() {
 
 #[cfg(test)]
 mod tests;
+
+/// Why `path` cannot be a `WeightsFile` before it is even read: missing, a directory, not a
+/// regular file (`/dev/null`), or empty. `None` for a non-empty regular file.
+pub fn weights_file_problem(path: &Path) -> Option<&'static str> {
+    match std::fs::metadata(path) {
+        Err(_) => Some("does not exist"),
+        Ok(m) if m.is_dir() => Some("is a directory, not an ONNX file"),
+        Ok(m) if !m.is_file() => Some("is not a regular file"),
+        Ok(m) if m.len() == 0 => Some("is empty (0 bytes), not an ONNX file"),
+        Ok(_) => None,
+    }
+}

@@ -14,7 +14,8 @@
 use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::{
-    Bitboard, Board, CastlingMode, Chess, Color, Move, Position, PositionError, Square,
+    Bitboard, Board, CastlingMode, Chess, Color, Move, Position, PositionError, PositionErrorKinds,
+    Square,
 };
 
 /// Errors for bad FENs, impossible positions and illegal or malformed moves.
@@ -64,6 +65,21 @@ fn castling_mode(chess960: bool) -> CastlingMode {
 /// Malformed FEN (message names the problem) or an impossible position (missing king, pawns on
 /// the back rank, side not to move in check, impossible check, too much material, …).
 pub fn parse_fen(fen: &str, chess960: bool) -> Result<Chess, GameError> {
+    parse_fen_noting(fen, chess960).map(|(pos, _)| pos)
+}
+
+/// The largest halfmove clock and fullmove number the network reads: the tokenizer writes each
+/// in 3 characters (`../shared/docs/searchless-conventions.md`, tokens 71–76), so [`model_fen`]
+/// writes larger counters as this.
+pub const MAX_NET_COUNTER: u32 = 999;
+
+/// [`parse_fen`], with a note for each thing it repaired or clamped: castling rights that do
+/// not match the position, an impossible en-passant square (both dropped), a counter too large
+/// for 32 bits (saturated) and a counter over [`MAX_NET_COUNTER`] (the net reads that).
+///
+/// # Errors
+/// As [`parse_fen`].
+pub fn parse_fen_noting(fen: &str, chess960: bool) -> Result<(Chess, Vec<String>), GameError> {
     let trimmed = fen.trim();
     if trimmed.is_empty() {
         return Err(GameError("empty FEN".into()));
@@ -76,11 +92,56 @@ pub fn parse_fen(fen: &str, chess960: bool) -> Result<Chess, GameError> {
             "invalid FEN {trimmed:?}: variant fields (pockets or check counters) are not supported"
         )));
     }
-    setup
-        .position::<Chess>(castling_mode(chess960))
-        .or_else(PositionError::ignore_invalid_castling_rights)
-        .or_else(PositionError::ignore_invalid_ep_square)
-        .map_err(|e| GameError(format!("impossible position in FEN {trimmed:?}: {e}")))
+    let mut notes = Vec::new();
+    let fields: Vec<&str> = trimmed.split_ascii_whitespace().collect();
+    for (i, what) in [(4, "halfmove clock"), (5, "fullmove number")] {
+        let Some(text) = fields.get(i) else { continue };
+        let digits = text.trim_start_matches('0');
+        if digits.len() > 10 || digits.parse::<u64>().is_ok_and(|v| v > u64::from(u32::MAX)) {
+            notes.push(format!(
+                "{what} {} is out of range; read as {}",
+                clip_field(text),
+                u32::MAX
+            ));
+        }
+    }
+    if fields
+        .get(5)
+        .is_some_and(|f| !f.is_empty() && f.bytes().all(|b| b == b'0'))
+    {
+        notes.push("fullmove number 0 read as 1 (it starts at 1)".into());
+    }
+    if setup.halfmoves > MAX_NET_COUNTER || setup.fullmoves.get() > MAX_NET_COUNTER {
+        notes.push(format!(
+            "counters over {MAX_NET_COUNTER} do not fit the network's input: it reads {}",
+            "them as 999 (the tokenizer's 3 characters)"
+        ));
+    }
+    let pos = match setup.position::<Chess>(castling_mode(chess960)) {
+        Ok(pos) => pos,
+        Err(e) => {
+            let kinds = e.kinds();
+            if kinds.contains(PositionErrorKinds::INVALID_CASTLING_RIGHTS) {
+                notes.push("castling rights that do not match the position were dropped".into());
+            }
+            if kinds.contains(PositionErrorKinds::INVALID_EP_SQUARE) {
+                notes.push("an impossible en-passant square was dropped".into());
+            }
+            e.ignore_invalid_castling_rights()
+                .or_else(PositionError::ignore_invalid_ep_square)
+                .map_err(|e| GameError(format!("impossible position in FEN {trimmed:?}: {e}")))?
+        }
+    };
+    Ok((pos, notes))
+}
+
+/// A FEN field for a message: at most 24 characters.
+fn clip_field(text: &str) -> String {
+    if text.chars().count() > 24 {
+        format!("{}…", text.chars().take(24).collect::<String>())
+    } else {
+        text.to_string()
+    }
 }
 
 /// python-chess `castling_xfen()` of a position: `KQkq` letters, or a rook's file letter when
@@ -168,6 +229,21 @@ fn fen_with_castling(pos: &Chess, castling: String) -> String {
     )
 }
 
+/// [`fen_with_castling`] with both counters at most [`MAX_NET_COUNTER`].
+fn net_fen_with_castling(pos: &Chess, castling: String) -> String {
+    let mut fen = fen_with_castling(pos, castling);
+    if pos.halfmoves() > MAX_NET_COUNTER || pos.fullmoves().get() > MAX_NET_COUNTER {
+        let head: Vec<&str> = fen.split(' ').take(4).collect();
+        fen = format!(
+            "{} {} {}",
+            head.join(" "),
+            pos.halfmoves().min(MAX_NET_COUNTER),
+            pos.fullmoves().get().min(MAX_NET_COUNTER)
+        );
+    }
+    fen
+}
+
 /// FEN of `pos` exactly as python-chess `board.fen()` writes it (legal en-passant square only,
 /// X-FEN castling).
 pub fn python_fen(pos: &Chess) -> String {
@@ -176,9 +252,10 @@ pub fn python_fen(pos: &Chess) -> String {
 
 /// FEN of `pos` for the tokenizer: [`python_fen`], except that castling rights are always written
 /// with `KQkq` letters (differs only for ambiguous Chess960 rights, which the reference vocabulary
-/// cannot express).
+/// cannot express) and that counters over [`MAX_NET_COUNTER`] are written as it (the reference
+/// tokenizer's fields hold 3 characters; a 1,000-ply game would otherwise silence the net).
 pub fn model_fen(pos: &Chess) -> String {
-    fen_with_castling(pos, castling_kq(pos))
+    net_fen_with_castling(pos, castling_kq(pos))
 }
 
 /// Action-table UCI of a move (standard notation: castling as the king's two-square move, or for
@@ -232,12 +309,16 @@ impl Game {
     /// # Errors
     /// Malformed FEN or impossible position.
     pub fn from_fen(fen: &str, chess960: bool) -> Result<Game, GameError> {
-        let pos = parse_fen(fen, chess960)?;
-        Ok(Game {
-            chess960,
-            positions: vec![pos],
-            moves: Vec::new(),
-        })
+        Self::from_fen_noting(fen, chess960).map(|(g, _)| g)
+    }
+
+    /// [`Game::from_fen`] with the notes of [`parse_fen_noting`] (what was repaired or clamped).
+    ///
+    /// # Errors
+    /// Malformed FEN or impossible position.
+    pub fn from_fen_noting(fen: &str, chess960: bool) -> Result<(Game, Vec<String>), GameError> {
+        let (pos, notes) = parse_fen_noting(fen, chess960)?;
+        Ok((Game::from_position(pos, chess960), notes))
     }
 
     /// A game from an already validated position.
@@ -461,6 +542,39 @@ mod tests {
         let g = Game::from_fen("4k3/8/8/8/8/8/8/5KRR w G - 0 1", true).unwrap();
         assert_eq!(g.fen(), "4k3/8/8/8/8/8/8/5KRR w G - 0 1");
         assert_eq!(model_fen(g.position()), "4k3/8/8/8/8/8/8/5KRR w K - 0 1");
+    }
+
+    #[test]
+    fn counters_the_net_cannot_read_are_clamped_and_noted() {
+        let (g, notes) =
+            Game::from_fen_noting("4k3/8/8/8/8/8/8/4K2R w K - 999 1000", false).unwrap();
+        assert_eq!(
+            model_fen(g.position()),
+            "4k3/8/8/8/8/8/8/4K2R w K - 999 999"
+        );
+        assert!(crate::model::tokenizer::tokenize(&model_fen(g.position())).is_ok());
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        // A successor of a 999 clock (SuccessorValue) is clamped too.
+        let mut g = g;
+        g.push_uci("h1h2").unwrap();
+        assert!(crate::model::tokenizer::tokenize(&model_fen(g.position())).is_ok());
+        let (_, notes) =
+            Game::from_fen_noting("4k3/8/8/8/8/8/8/4K3 w - - 99999999999999999999 1", false)
+                .unwrap();
+        assert!(
+            notes.iter().any(|n| n.contains("out of range")),
+            "{notes:?}"
+        );
+        let (_, notes) = Game::from_fen_noting("4k3/8/8/8/8/8/8/4K3 w KQ e3 0 1", false).unwrap();
+        assert_eq!(
+            notes.len(),
+            2,
+            "castling and en passant repaired: {notes:?}"
+        );
+        let (_, notes) = Game::from_fen_noting("4k3/8/8/8/8/8/8/4K3 w - - 0 0", false).unwrap();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        let (_, notes) = Game::from_fen_noting(crate::engine::STARTPOS_FEN, false).unwrap();
+        assert!(notes.is_empty());
     }
 
     #[test]

@@ -52,9 +52,18 @@ pub const DEFAULT_MOVES_TO_GO: u64 = 30;
 /// Hard limit as a multiple of the optimum, before capping by the time on the clock.
 pub const HARD_FACTOR: u64 = 4;
 
+/// Whether `go` gives a game clock at all: a `go` with only the opponent's time (`go wtime 1000`
+/// with Black to move) counts the mover's as 0, as Stockfish does, so that it still ends.
+fn clock_given(go: &GoParams) -> bool {
+    go.wtime.is_some() || go.btime.is_some()
+}
+
 /// The budget for a `go` command with `white` to move and `overhead_ms` reserved per move.
 ///
-/// - `movetime M`: `M − overhead` (at least half of `M`, at least 1 ms).
+/// - `movetime M`: `M − overhead` (at least half of `M`, at least 1 ms). `movetime 0` (also what
+///   an unreadable `movetime` counts as) asks for an answer at once: optimum 0, so the search
+///   stops after its first network pass, and no hard limit of its own (a 1 ms one always fired
+///   before the net answered and played the fallback move; without a clock nothing is lost).
 /// - clock: `avail = own time − overhead` (≥ 1 ms), `optimum = avail / movestogo + ¾·increment`
 ///   capped by `avail`, `hard = min(avail, 4·optimum)`.
 /// - both: the smaller result. Neither: [`TimeBudget::UNLIMITED`].
@@ -63,14 +72,18 @@ pub const HARD_FACTOR: u64 = 4;
 /// ignores it under `infinite`.
 pub fn budget(go: &GoParams, white: bool, overhead_ms: u64) -> TimeBudget {
     let from_movetime = go.movetime.map(|m| {
+        if m == 0 {
+            return (0, None);
+        }
         let t = m.saturating_sub(overhead_ms).max(m / 2).max(1);
-        (t, t)
+        (t, Some(t))
     });
     let (time, inc) = if white {
         (go.wtime, go.winc)
     } else {
         (go.btime, go.binc)
     };
+    let time = time.or_else(|| clock_given(go).then_some(0));
     let from_clock = time.map(|t| {
         let t = t.max(0) as u64;
         let inc = inc.unwrap_or(0).max(0) as u64;
@@ -84,17 +97,20 @@ pub fn budget(go: &GoParams, white: bool, overhead_ms: u64) -> TimeBudget {
             .saturating_add(inc.saturating_mul(3) / 4)
             .clamp(1, avail);
         let hard = optimum.saturating_mul(HARD_FACTOR).min(avail);
-        (optimum, hard)
+        (optimum, Some(hard))
     });
     match (from_movetime, from_clock) {
         (None, None) => TimeBudget::UNLIMITED,
         (Some((o, h)), None) | (None, Some((o, h))) => TimeBudget {
             optimum_ms: Some(o),
-            hard_ms: Some(h),
+            hard_ms: h,
         },
         (Some((o1, h1)), Some((o2, h2))) => TimeBudget {
             optimum_ms: Some(o1.min(o2)),
-            hard_ms: Some(h1.min(h2)),
+            hard_ms: match (h1, h2) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
         },
     }
 }
@@ -149,7 +165,7 @@ impl TimeManager {
             budget: budget(go, white, overhead_ms),
             infinite: go.infinite,
             ponder: go.ponder,
-            clock: if white { go.wtime } else { go.btime }.is_some(),
+            clock: clock_given(go),
         }
     }
 
@@ -270,11 +286,35 @@ mod tests {
             ..go()
         };
         assert_eq!(budget(&g, true, 30).hard_ms, Some(20));
+        // `movetime 0`: answer after the first network pass, with no hard limit of its own ...
         let g = GoParams {
             movetime: Some(0),
             ..go()
         };
-        assert_eq!(budget(&g, true, 30).hard_ms, Some(1));
+        let b = budget(&g, true, 30);
+        assert_eq!(
+            (b.optimum_ms, b.hard_ms, b.search_ms()),
+            (Some(0), None, Some(0))
+        );
+        // ... but a clock beside it still bounds the move.
+        let g = GoParams {
+            movetime: Some(0),
+            wtime: Some(10_000),
+            ..go()
+        };
+        let b = budget(&g, true, 0);
+        assert_eq!((b.optimum_ms, b.hard_ms), (Some(0), Some(1_332)));
+    }
+
+    #[test]
+    fn only_the_opponents_clock_still_ends_the_search() {
+        let g = GoParams {
+            wtime: Some(60_000),
+            ..go()
+        };
+        let b = budget(&g, false, 0);
+        assert_eq!((b.optimum_ms, b.hard_ms), (Some(1), Some(1)));
+        assert!(TimeManager::new(&g, false, 0).clocked());
     }
 
     #[test]

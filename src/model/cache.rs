@@ -26,6 +26,8 @@ pub struct EvalCache {
     /// Occupied index slots.
     entries: usize,
     budget: usize,
+    /// Bytes the last allocation got: the budget, or less when memory was short.
+    granted: usize,
     /// Lookups that found an entry.
     pub hits: u64,
     /// Lookups.
@@ -88,6 +90,12 @@ impl EvalCache {
         self.entries = 0;
     }
 
+    /// `Some(bytes)` when the memory is allocated but short of the budget (the allocation of the
+    /// full budget failed and a half, a quarter… was taken); `None` otherwise.
+    pub fn shrunk_to(&self) -> Option<usize> {
+        (!self.index.is_empty() && self.granted < self.budget).then_some(self.granted)
+    }
+
     /// Bytes the cache holds (index and arena; 0 before the first insert).
     pub fn allocated_bytes(&self) -> usize {
         self.index.len() * SLOT_BYTES + self.arena.len() * 4
@@ -113,6 +121,7 @@ impl EvalCache {
                 arena.resize(values, 0.0);
                 self.index = index;
                 self.arena = arena;
+                self.granted = bytes;
                 return true;
             }
             bytes /= 2;

@@ -152,19 +152,22 @@ impl Runner {
 }
 
 /// The note of the hard-limit timer when the network was ready at `go`.
-const LATE_NOTE: &str =
-    "warning: no network answer within the time budget; playing a fallback move";
+const LATE_NOTE: &str = "warning: no network answer within the time budget";
 /// The note of the hard-limit timer when the network was still loading at `go` and the game clock
 /// was too short to wait for it.
-const LOADING_NOTE: &str = "warning: the network was still loading at go and the clock is too \
-     short to wait for it; playing a fallback move";
+const LOADING_NOTE: &str =
+    "warning: the network was still loading at go and the clock is too short to wait for it";
+/// How long `stop` waits for the search's own answer before the fallback move answers for it
+/// (UCI GUIs expect `bestmove` promptly; the fuzzer's bound is 100 ms).
+pub const STOP_ANSWER: Duration = Duration::from_millis(80);
 /// How often a search waiting for its network looks at the stop flag.
 const NET_WAIT_POLL: Duration = Duration::from_millis(10);
 /// A wait for the network at least this long is reported in an `info string`.
 const NET_WAIT_REPORTED: Duration = Duration::from_millis(20);
 
 /// The hard-limit timer of one search: at `hard` it sets the stop flag and, unless the search
-/// answered, prints `note` and plays `fallback`. Nothing without a deadline.
+/// answered, prints `note` and plays the search's best move so far, or else `fallback`
+/// ([`SearchSink::answer_for`]). Nothing without a deadline.
 fn arm_hard_limit(
     hard: Option<Instant>,
     ctl: &Arc<Control>,
@@ -186,10 +189,24 @@ fn arm_hard_limit(
         move |d| waiter.wait_until(Some(d)),
         move || {
             ctl.stop();
-            sink.note(note);
-            sink.bestmove(&[], &fallback);
+            sink.answer_for(note, &fallback);
         },
     );
+}
+
+impl Runner {
+    /// Stops the current search and waits up to `wait` for its answer; then answers for it
+    /// ([`SearchSink::answer_for`] with `why`). Nothing when it has answered.
+    fn stop_within(&mut self, wait: Duration, why: &str) {
+        let Some(c) = &self.current else { return };
+        if c.sink.is_answered() {
+            return;
+        }
+        c.ctl.stop();
+        if !c.sink.wait_until(Some(Instant::now() + wait)) {
+            c.sink.answer_for(why, &c.fallback);
+        }
+    }
 }
 
 impl Drop for Runner {
@@ -245,11 +262,11 @@ impl Search for Runner {
     }
 
     fn stop(&mut self) {
-        if let Some(c) = &self.current {
-            if !c.sink.is_answered() {
-                c.ctl.stop();
-            }
-        }
+        // UCI: `stop` is answered at once. A search in the middle of a network run or waiting for
+        // a load gets STOP_ANSWER to finish; after that its best move so far (or the fallback
+        // move) answers for it, and its own answer is dropped by the sink. Returning only after
+        // the answer also puts the `bestmove` before the `readyok` of a later `isready`.
+        self.stop_within(STOP_ANSWER, "stopped during a network run");
     }
 
     fn ponderhit(&mut self) -> bool {
@@ -286,8 +303,11 @@ impl Search for Runner {
     }
 
     fn shutdown(&mut self, limit: Duration) {
-        self.stop();
+        // At `quit` or the end of input the search may finish its network run (it has been
+        // stopped, so it answers with what it has) within `limit`; one that cannot (a run or a
+        // load longer than that) still gets its one `bestmove` before the process exits.
         let deadline = Instant::now() + limit;
+        self.stop_within(limit, "exiting before the search answered");
         while self.busy() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(2));
         }
@@ -303,8 +323,10 @@ struct Worker<A: Algorithm> {
 }
 
 impl<A: Algorithm> Worker<A> {
-    /// Marks the current job finished for the engine (`busy`), once, before its `bestmove` goes
-    /// out, so the engine never sees a stale "busy" after an answer.
+    /// Marks the current job finished for the engine (`busy`), once, after its `bestmove` went
+    /// out: [`Search::shutdown`] waits for `busy` to fall, so the process never exits between the
+    /// release and the answer (the engine's `isready` waits, bounded, for an answered search to
+    /// release).
     fn release(&mut self) {
         if !self.released {
             self.released = true;
@@ -324,13 +346,13 @@ impl<A: Algorithm> Worker<A> {
                     "internal error in the search worker: {}",
                     panic_message(p.as_ref())
                 );
-                self.release();
                 if let Some((sink, best)) = answer {
                     sink.error(&msg);
                     sink.bestmove(&[], &best);
                 } else {
                     eprintln!("glimpse: error: {msg}");
                 }
+                self.release();
             }
             self.release();
         }
@@ -360,6 +382,11 @@ impl<A: Algorithm> Worker<A> {
         fallback: BestMove,
         deferred: bool,
     ) {
+        if sink.is_answered() {
+            // Stopped (and answered by the fallback move) before this worker got to it: a
+            // search now would only delay the next `go`.
+            return;
+        }
         let net = Arc::clone(&self.net);
         let mut net = if deferred {
             // The network may be loading in the background (it holds the lock): wait for it,
@@ -370,8 +397,8 @@ impl<A: Algorithm> Worker<A> {
                 }
                 if ctl.stopped() {
                     sink.note("stopped while the network was loading; playing a fallback move");
-                    self.release();
                     sink.bestmove(&[], &fallback);
+                    self.release();
                     return;
                 }
             };
@@ -428,14 +455,14 @@ impl<A: Algorithm> Worker<A> {
         drop(net);
         let (infinite, ponder) = (req.go.infinite, req.go.ponder);
         if ctl.stopped() || (ctl.ponderhit_seen() && !infinite) || !(infinite || ponder) {
-            self.release();
             sink.bestmove(&infos, &best);
+            self.release();
         } else {
             // UCI: no bestmove before `stop` (or `ponderhit` for a ponder search).
             sink.info(&infos);
             ctl.wait_for_signal(!infinite);
-            self.release();
             sink.bestmove(&[], &best);
+            self.release();
         }
     }
 }

@@ -205,3 +205,59 @@ fn stop_while_the_network_loads_answers_at_once() {
     search.shutdown(Duration::from_secs(2));
     assert_eq!(buf.text().matches("bestmove").count(), 1);
 }
+
+#[test]
+fn stop_during_a_network_run_is_answered_within_stop_answer() {
+    // The network is busy (its lock held, as by a long run): the worker cannot start. `stop`
+    // answers for it after STOP_ANSWER with the fallback move, and the worker's own answer, once
+    // it gets the network, is dropped: exactly one `bestmove`, before `stop` returns.
+    let buf = Buf::default();
+    let out = Out::new(Box::new(buf.clone()));
+    let net = NetworkSlot::shared();
+    let busy = net.lock();
+    let mut search = Runner::spawn(Searchless, Arc::clone(&net), out);
+    search.start(mated(GoParams {
+        infinite: true,
+        ..GoParams::default()
+    }));
+    std::thread::sleep(Duration::from_millis(30));
+    let t0 = Instant::now();
+    search.stop();
+    let took = t0.elapsed();
+    assert!(
+        took >= STOP_ANSWER && took < STOP_ANSWER + wall(1),
+        "{took:?}"
+    );
+    let text = buf.text();
+    assert!(
+        text.contains("stopped during a network run; playing a fallback move"),
+        "{text}"
+    );
+    assert!(text.ends_with("bestmove (none)\n"), "{text}");
+    assert!(search.busy(), "the worker is still waiting for the network");
+    drop(busy);
+    search.shutdown(Duration::from_secs(2));
+    assert!(!search.busy());
+    assert_eq!(buf.text().matches("bestmove").count(), 1);
+}
+
+#[test]
+fn shutdown_answers_a_search_that_cannot_finish() {
+    let buf = Buf::default();
+    let out = Out::new(Box::new(buf.clone()));
+    let net = NetworkSlot::shared();
+    let busy = net.lock();
+    let mut search = Runner::spawn(Searchless, Arc::clone(&net), out);
+    search.start(mated(GoParams {
+        nodes: Some(10),
+        ..GoParams::default()
+    }));
+    search.shutdown(Duration::from_millis(100));
+    let text = buf.text();
+    assert!(
+        text.contains("exiting before the search answered"),
+        "{text}"
+    );
+    assert_eq!(text.matches("bestmove").count(), 1, "{text}");
+    drop(busy);
+}

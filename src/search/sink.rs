@@ -14,6 +14,8 @@ use std::time::Instant;
 struct Answer {
     answered: Mutex<bool>,
     cv: Condvar,
+    /// The search's best move so far ([`SearchSink::provisional`]).
+    known: Mutex<Option<BestMove>>,
 }
 
 /// The once-only answer of one search, and its diagnostics channel.
@@ -30,6 +32,7 @@ impl SearchSink {
             answer: Arc::new(Answer {
                 answered: Mutex::new(false),
                 cv: Condvar::new(),
+                known: Mutex::new(None),
             }),
             out,
         }
@@ -47,6 +50,34 @@ impl SearchSink {
         *answered = true;
         self.answer.cv.notify_all();
         true
+    }
+
+    /// Records `best` as the search's best move so far: what a `stop` or the hard limit that
+    /// cannot wait for the search's own answer plays instead of the fallback move (MCTS records
+    /// its tree's choice after every minibatch).
+    pub fn provisional(&self, best: BestMove) {
+        *self.answer.known.lock() = Some(best);
+    }
+
+    /// Answers for a search that cannot answer in time: its best move so far
+    /// ([`SearchSink::provisional`]) or else `fallback`, after an `info string` saying which and
+    /// why (`why`: "stopped", "no network answer within the time budget", …). Returns whether
+    /// it printed (false when the search had answered).
+    pub fn answer_for(&self, why: &str, fallback: &BestMove) -> bool {
+        if self.is_answered() {
+            return false;
+        }
+        let known = self.answer.known.lock().clone();
+        match known {
+            Some(best) => {
+                self.note(&format!("{why}; playing the best move so far"));
+                self.bestmove(&[], &best)
+            }
+            None => {
+                self.note(&format!("{why}; playing a fallback move"));
+                self.bestmove(&[], fallback)
+            }
+        }
     }
 
     /// Prints `infos` (progress, or the final lines of a search that waits for `stop`) unless

@@ -4,7 +4,7 @@
 //! keeps every call's lines together and in order. Write errors (a closed pipe) are ignored: the
 //! engine then simply has no listener left.
 
-use crate::uci::output::format_info_string;
+use crate::uci::output::{format_info_string, printable};
 use parking_lot::Mutex;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -69,7 +69,11 @@ impl Out {
 
     /// Reports an error: `info string error: <msg>` on stdout and the same text on stderr.
     pub fn error(&self, msg: &str) {
-        eprintln!("glimpse: error: {msg}");
+        let clean: String = msg
+            .chars()
+            .map(|c| if c == '\n' { c } else { printable(c) })
+            .collect();
+        eprintln!("glimpse: error: {clean}");
         self.info_string(&format!("error: {msg}"));
     }
 

@@ -147,15 +147,23 @@ pub fn format_bestmove(best: &BestMove) -> String {
     }
 }
 
-/// `info string <text>`, one line per input line; control characters become spaces.
+/// `c`, or a space where `c` would break or garble a line: control characters (C0, DEL, C1,
+/// NEL) and the Unicode line and paragraph separators U+2028/U+2029, which some GUIs read as a
+/// line break.
+pub fn printable(c: char) -> char {
+    if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') {
+        ' '
+    } else {
+        c
+    }
+}
+
+/// `info string <text>`, one line per input line; what [`printable`] replaces becomes spaces.
 pub fn format_info_string(text: &str) -> Vec<String> {
     let lines: Vec<String> = text
         .lines()
         .map(|l| {
-            let clean: String = l
-                .chars()
-                .map(|c| if c.is_control() { ' ' } else { c })
-                .collect();
+            let clean: String = l.chars().map(printable).collect();
             format!("info string {}", clean.trim_end())
         })
         .collect();

@@ -266,19 +266,38 @@ fn parse_go(args: &[&str], warnings: &mut Vec<String>) -> GoParams {
             }
             "wtime" | "btime" | "winc" | "binc" | "movestogo" | "depth" | "nodes" | "mate"
             | "movetime" => {
-                let Some(raw) = args.get(i).filter(|t| !is_go_keyword(t)) else {
-                    warnings.push(format!("go: '{key}' needs a value; ignored"));
-                    continue;
+                let raw = args.get(i).filter(|t| !is_go_keyword(t));
+                if raw.is_some() {
+                    i += 1;
+                }
+                let err = match raw {
+                    None => format!("'{key}' needs a value"),
+                    Some(raw) => match set_go_value(&mut go, key, raw) {
+                        Ok(()) => continue,
+                        Err(msg) => msg,
+                    },
                 };
-                i += 1;
-                if let Err(msg) = set_go_value(&mut go, key, raw) {
-                    warnings.push(format!("go: {msg}; ignored"));
+                // A limit that cannot be read counts as 0, so the `go` ends at once (as
+                // Stockfish does with `go movetime -5`) instead of running until `stop`.
+                if is_go_limit(key) {
+                    set_go_value(&mut go, key, "0").expect("0 is a valid limit");
+                    warnings.push(format!("go: {err}; counts as {key} 0"));
+                } else {
+                    warnings.push(format!("go: {err}; ignored"));
                 }
             }
             other => warnings.push(format!("go: unknown token '{}' ignored", clip(other))),
         }
     }
     go
+}
+
+/// The `go` parameters that end a search by themselves (a clock, a time, a depth, nodes, a mate).
+fn is_go_limit(key: &str) -> bool {
+    matches!(
+        key,
+        "wtime" | "btime" | "movetime" | "depth" | "nodes" | "mate"
+    )
 }
 
 fn is_go_keyword(t: &str) -> bool {

@@ -197,27 +197,79 @@ fn go_full() {
 }
 
 #[test]
-fn go_bad_values_are_dropped_with_warnings() {
+fn go_limits_that_cannot_be_read_count_as_zero_with_warnings() {
+    // A limit (a clock, movetime, depth, nodes, mate) that cannot be read counts as 0, so the `go`
+    // still ends (as Stockfish answers `go movetime -5` at once).
     let p = parse("go wtime abc btime 1000").unwrap().unwrap();
     assert_eq!(
         p.command,
         Command::Go(GoParams {
+            wtime: Some(0),
             btime: Some(1000),
             ..GoParams::default()
         })
     );
     assert_eq!(p.warnings.len(), 1);
     assert!(p.warnings[0].contains("wtime abc"), "{:?}", p.warnings);
+    assert!(
+        p.warnings[0].contains("counts as wtime 0"),
+        "{:?}",
+        p.warnings
+    );
 
     let p = parse("go depth -3 movetime 1e3 nodes").unwrap().unwrap();
-    assert_eq!(p.command, Command::Go(GoParams::default()));
+    assert_eq!(
+        p.command,
+        Command::Go(GoParams {
+            depth: Some(0),
+            movetime: Some(0),
+            nodes: Some(0),
+            ..GoParams::default()
+        })
+    );
     assert_eq!(p.warnings.len(), 3, "{:?}", p.warnings);
 
-    // A keyword where a value should be: the value is missing, the keyword still counts.
+    for (text, expect) in [
+        (
+            "go movetime -5",
+            GoParams {
+                movetime: Some(0),
+                ..GoParams::default()
+            },
+        ),
+        (
+            "go movetime",
+            GoParams {
+                movetime: Some(0),
+                ..GoParams::default()
+            },
+        ),
+        (
+            "go mate -2",
+            GoParams {
+                mate: Some(0),
+                ..GoParams::default()
+            },
+        ),
+        (
+            "go nodes -1",
+            GoParams {
+                nodes: Some(0),
+                ..GoParams::default()
+            },
+        ),
+    ] {
+        let p = parse(text).unwrap().unwrap();
+        assert_eq!(p.command, Command::Go(expect), "{text}");
+        assert_eq!(p.warnings.len(), 1, "{text}");
+    }
+
+    // A keyword where a value should be: the value is missing (counts as 0), the keyword counts.
     let p = parse("go movetime infinite").unwrap().unwrap();
     assert_eq!(
         p.command,
         Command::Go(GoParams {
+            movetime: Some(0),
             infinite: true,
             ..GoParams::default()
         })
@@ -228,9 +280,15 @@ fn go_bad_values_are_dropped_with_warnings() {
     assert_eq!(p.command, Command::Go(GoParams::default()));
     assert_eq!(p.warnings.len(), 2);
 
-    let p = parse("go movestogo 99999999999").unwrap().unwrap();
+    // Not a limit by itself: an unreadable `movestogo` or increment is dropped.
+    let p = parse("go movestogo 99999999999 winc x").unwrap().unwrap();
     assert_eq!(p.command, Command::Go(GoParams::default()));
-    assert_eq!(p.warnings.len(), 1);
+    assert_eq!(p.warnings.len(), 2);
+    assert!(
+        p.warnings.iter().all(|w| w.ends_with("ignored")),
+        "{:?}",
+        p.warnings
+    );
 }
 
 #[test]

@@ -70,6 +70,26 @@ pub fn info_lines(
         .collect()
 }
 
+/// Playouts a `go mate N` may spend per move of the mate when nothing else limits the search
+/// (MCTS stops earlier once the root is proven).
+pub const MATE_PLAYOUTS_PER_MOVE: u64 = 2_000;
+
+/// The playout limit of `go`: `nodes N` (at least 1: `go nodes 0` still evaluates the root and
+/// plays the net's first choice, not a fallback move); for `go mate N` alone,
+/// [`MATE_PLAYOUTS_PER_MOVE`] × N (at least 1), so that every `go` but `infinite`, `ponder` and a
+/// bare `go` ends by itself.
+pub fn playout_limit(go: &crate::uci::GoParams) -> Option<u64> {
+    let mate = go
+        .mate
+        .filter(|_| go.depth.is_none() && go.movetime.is_none())
+        .filter(|_| go.wtime.is_none() && go.btime.is_none())
+        .map(|m| (u64::from(m) * MATE_PLAYOUTS_PER_MOVE).max(1));
+    match (go.nodes, mate) {
+        (Some(n), _) => Some(n.max(1)),
+        (None, m) => m,
+    }
+}
+
 /// The line's moves in the GUI's notation (Chess960-aware), played from the game's position.
 fn pv_uci(game: &Game, line: &RootLine) -> Vec<String> {
     let mut g = game.clone();
@@ -91,6 +111,8 @@ pub struct Mcts {
     cache: EvalCache,
     /// The `MopUp` setting and net the cache and tree were filled with (a change clears them).
     cache_key: Option<(bool, LoadKey)>,
+    /// The shrunk cache size last reported (a short `Hash` is said once, not every move).
+    reported_shrink: Option<usize>,
 }
 
 impl Algorithm for Mcts {
@@ -134,6 +156,18 @@ impl Algorithm for Mcts {
         };
         self.cache
             .set_budget(settings.hash_mb.saturating_mul(1 << 20));
+        if self.cache.reserve() {
+            if let Some(bytes) = self.cache.shrunk_to() {
+                if self.reported_shrink != Some(bytes) {
+                    self.reported_shrink = Some(bytes);
+                    sink.note(&format!(
+                        "Hash {} MB could not be allocated; the cache holds {} MB",
+                        settings.hash_mb,
+                        bytes >> 20
+                    ));
+                }
+            }
+        }
         // Cached values belong to one net and one MopUp setting; so do the tree's statistics.
         let key = (settings.mop_up, req.key.clone());
         if self.cache_key.as_ref() != Some(&key) {
@@ -154,7 +188,7 @@ impl Algorithm for Mcts {
         let root_tb = crate::search::tablebase_root(req, sink);
         let infinite = req.go.infinite;
         let mut limits = Limits {
-            playouts: req.go.nodes,
+            playouts: playout_limit(&req.go),
             depth: req.go.depth,
             deadline: ctl.soft_deadline(),
             infinite: infinite || req.go.ponder,
@@ -168,6 +202,15 @@ impl Algorithm for Mcts {
             let mut poll = |tree: &Tree, limits: &mut Limits, progress: &Progress| {
                 if ctl.stopped() {
                     return true;
+                }
+                // The tree's choice so far answers a `stop` that cannot wait for the next
+                // minibatch (the runner's STOP_ANSWER) and the hard limit.
+                if let Some(line) = tree.lines(&limits.searchmoves, 1).first() {
+                    let pv = pv_uci(&req.game, line);
+                    sink.provisional(BestMove {
+                        mv: pv.first().cloned(),
+                        ponder: pv.get(1).cloned(),
+                    });
                 }
                 if !ponderhit_applied && ctl.ponderhit_seen() {
                     ponderhit_applied = true;

@@ -335,6 +335,8 @@ pub enum Value {
 pub struct Options {
     decls: Vec<OptionDecl>,
     values: Vec<Value>,
+    /// The machine's available parallelism: `Threads` above it is used as this many.
+    cores: usize,
 }
 
 /// What a successful `setoption` changed.
@@ -351,7 +353,16 @@ impl Options {
     pub fn new(cores: usize) -> Options {
         let decls = declarations(cores);
         let values = decls.iter().map(|d| default_value(&d.kind)).collect();
-        Options { decls, values }
+        Options {
+            decls,
+            values,
+            cores: cores.max(1),
+        }
+    }
+
+    /// The cores `Threads` is capped at (the machine's available parallelism).
+    pub fn cores(&self) -> usize {
+        self.cores
     }
 
     /// The declarations, in listing order.

@@ -79,7 +79,8 @@ impl Options {
         Settings {
             weights_file,
             backend,
-            threads: self.value(THREADS).max(1) as usize,
+            // More ONNX Runtime threads than cores only contend (256 on 2 cores hung the engine).
+            threads: (self.value(THREADS).max(1) as usize).min(self.cores()),
             multipv: self.value(MULTI_PV).clamp(1, 256) as usize,
             show_wdl: self.value(SHOW_WDL),
             chess960: self.value(CHESS960),
