@@ -66,8 +66,22 @@ need-path = @test -e '$(1)' || { echo "make $@: $(2) not found at $(1): it lives
 #   mk/docs.mk      test-docs (README options and make targets against the binary and the Makefiles)
 include $(wildcard mk/*.mk)
 
-# The whole suite (README: `make test`).
+# The whole suite (README: `make test`). It reads only the repository (TEST_SHARED); the Python suites
+# run in a random order (pytest-randomly: each run's header prints `Using --randomly-seed=N`;
+# `PYTEST_ADDOPTS=--randomly-seed=N make test` replays that order, `PYTEST_ADDOPTS='-p no:randomly'` keeps
+# the file order).
 test: build test-models test-rust test-training test-uci test-docs test-soak
+
+# What a new user gets: a clone of the committed HEAD in a temporary folder with nothing beside it (no
+# ../shared), then `make test` there. The folder is removed when the suite passes and kept (its path
+# printed) when it fails.
+.PHONY: test-fresh
+test-fresh:
+	@tmp=$$(mktemp -d) && echo "make test-fresh: cloning HEAD into $$tmp/glimpse (nothing beside it)" && \
+	  git clone --quiet "$(CURDIR)" "$$tmp/glimpse" && \
+	  if env -u MAKEFLAGS -u MAKELEVEL -u SHARED -u TEST_SHARED $(MAKE) -C "$$tmp/glimpse" test; then \
+	    rm -rf "$$tmp"; echo "make test-fresh: passed"; \
+	  else echo "make test-fresh: FAILED; the clone is kept in $$tmp/glimpse" >&2; exit 1; fi
 
 clean:
 	cargo clean

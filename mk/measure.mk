@@ -47,6 +47,21 @@ gauntlet: build $(VENV_STAMP)
 	  --tc '$(TC)' --games $(GAMES) --concurrency $(GAUNTLET_CONCURRENCY) --book '$(BOOK)' --seed $(SEED) \
 	  --out '$(OUT)' $(GAUNTLET_ARGS)
 
+# Ladder: the net (NET=file.onnx, default the embedded one) searchless and with MCTS against Stockfish 15.1 at
+# UCI_Elo 1500/1700/1900/2100 and Skill Level 0, 10+0.1, Threads 1, paired openings, concurrency 2; one
+# maximum-likelihood Elo per mode on the UCI_Elo scale with its 95 % interval, and MCTS - searchless, in
+# $(LADDER_OUT)/ladder.json (each mode's table and PNG beside it). LADDER_GAMES per opponent (40; 4 for a
+# quick gate); LADDER_ARGS for more flags (--modes searchless, --elos 1700 1900, --tc 5+0.05).
+NET ?=
+LADDER_GAMES ?= 40
+LADDER_OUT ?= tools/results/ladder
+LADDER_ARGS ?=
+.PHONY: ladder
+ladder: build $(VENV_STAMP)
+	$(call need-path,$(abspath $(SHARED))/data/openings/noob_3moves.epd,the opening book)
+	$(PY) -m glimpse_tools.ladder --games $(LADDER_GAMES) --out '$(LADDER_OUT)' \
+	  --book '$(abspath $(SHARED))/data/openings/noob_3moves.epd' $(if $(NET),--net '$(abspath $(NET))') $(LADDER_ARGS)
+
 # Puzzles: LIMIT puzzles (0 = all 2,893), per-move limit MOVETIME seconds (or PUZZLE_ARGS='--nodes N').
 PUZZLES ?= ../shared/data/puzzles/lichess_puzzles.csv
 LIMIT ?= 0
@@ -95,13 +110,13 @@ scaling: build $(VENV_STAMP)
 # Conformance suite against the built engine (incl. 10 games vs Stockfish 15.1 at 10+0.1, about
 # 3-5 minutes), then the tools' own tests (about 1-2 minutes). Needs Stockfish (apt) and, when the
 # binary has no embedded net, target/test-models/tiny_av.onnx (make test-models).
-UCI_TESTS ?= test_protocol test_bad_input test_games
+UCI_TESTS ?= test_protocol test_bad_input test_reliability test_fuzz test_games
 test-uci: build $(VENV_STAMP)
-	cd uci-tests && GLIMPSE_SHARED=$(ABS_TEST_SHARED) $(MEASURE_PY) -m unittest -v $(UCI_TESTS)
+	cd uci-tests && GLIMPSE_SHARED=$(ABS_TEST_SHARED) $(MEASURE_PY) -m pytest -rs $(addsuffix .py,$(UCI_TESTS))
 	$(MAKE) --no-print-directory test-tools
 
 test-tools: $(VENV_STAMP)
-	GLIMPSE_SHARED=$(ABS_TEST_SHARED) $(PY) -m unittest discover -s tools/tests -t tools/tests -v
+	GLIMPSE_SHARED=$(ABS_TEST_SHARED) $(PY) -m pytest -rs tools/tests
 
 # Soak (tools/soak.py): GAMES games (default 1,000 here) of Glimpse, searchless and MCTS, against
 # SOAK_OPPONENT and itself at SOAK_TC and fixed SOAK_NODES, CONCURRENCY 2, engine RSS sampled

@@ -40,6 +40,6 @@ test-rust: test-models-int8
 
 # quantize.py: metadata, refusals, the shipped twin's source hash (training/tests/test_quantize.py); ort_profile.py (make profile).
 test-quantize: $(VENV_STAMP)
-	cd training && GLIMPSE_SHARED=$(ABS_SHARED) ../$(PY) -m pytest -q tests/test_quantize.py tests/test_ort_profile.py
+	cd training && GLIMPSE_SHARED=$(ABS_TEST_SHARED) ../$(PY) -m pytest tests/test_quantize.py tests/test_ort_profile.py
 
 test-training: test-quantize

@@ -55,4 +55,4 @@ evaluate: $(VENV_STAMP)
 TRAINING_TESTS ?= tests/test_chessdata.py tests/test_kinds.py tests/test_action_value.py tests/test_multi_action_value.py
 PYTEST_ARGS ?=
 test-training: $(VENV_STAMP)
-	cd training && GLIMPSE_SHARED=$(ABS_TEST_SHARED) ../$(PY) -m pytest -q $(TRAINING_TESTS) $(PYTEST_ARGS)
+	cd training && GLIMPSE_SHARED=$(ABS_TEST_SHARED) ../$(PY) -m pytest $(TRAINING_TESTS) $(PYTEST_ARGS)
