@@ -31,7 +31,7 @@ from uci_harness import BESTMOVE_RE, RawEngine, glimpse_bin, start_glimpse, weig
 SCALE = float(os.environ.get("GLIMPSE_TEST_TIME_SCALE", "1"))
 PROMPT = 3.0 * SCALE  # seconds a "prompt" answer may take (one network pass on a busy machine)
 STOP_BOUND = 0.1 * SCALE  # `stop` answered within this (plus pipe latency, below)
-PIPE_SLACK = 0.15 * SCALE
+PIPE_SLACK = 0.4 * SCALE  # the pipes, the reader thread and a busy CI machine
 
 INVALID_LIMITS = ["movetime -5", "movetime abc", "depth -1", "nodes -1", "mate -2", "movetime"]
 
