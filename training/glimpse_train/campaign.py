@@ -231,7 +231,7 @@ def gpu_backend() -> str | None:
 
 def train_wanted(cfg: "CampaignConfig", gpu: str | None) -> bool:
     """Whether the campaign trains: on an accelerator always, on the CPU only with ``--train-cpu``. A CPU
-    train phase adds about 20,000 position-passes (0.04 % of a lent GPU's bursts) while it takes both
+    train phase adds about 20,000 position-passes (0.04 % of a GPU burst's) while it takes both
     cores from Stockfish, so by default a CPU-only machine spends its time on labels."""
     return cfg.train_minutes > 0 and (cfg.train_cpu or gpu is not None)
 
