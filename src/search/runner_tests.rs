@@ -206,16 +206,26 @@ fn stop_while_the_network_loads_answers_at_once() {
     assert_eq!(buf.text().matches("bestmove").count(), 1);
 }
 
+/// A searchless runner writing to a buffer, on a network slot the test can lock (as a long run or
+/// a load would hold it).
+fn runner_on_a_shared_net() -> (Buf, SharedNetwork, Runner) {
+    let buf = Buf::default();
+    let net = NetworkSlot::shared();
+    let search = Runner::spawn(
+        Searchless,
+        Arc::clone(&net),
+        Out::new(Box::new(buf.clone())),
+    );
+    (buf, net, search)
+}
+
 #[test]
 fn stop_during_a_network_run_is_answered_within_stop_answer() {
     // The network is busy (its lock held, as by a long run): the worker cannot start. `stop`
     // answers for it after STOP_ANSWER with the fallback move, and the worker's own answer, once
     // it gets the network, is dropped: exactly one `bestmove`, before `stop` returns.
-    let buf = Buf::default();
-    let out = Out::new(Box::new(buf.clone()));
-    let net = NetworkSlot::shared();
+    let (buf, net, mut search) = runner_on_a_shared_net();
     let busy = net.lock();
-    let mut search = Runner::spawn(Searchless, Arc::clone(&net), out);
     search.start(mated(GoParams {
         infinite: true,
         ..GoParams::default()
@@ -243,11 +253,8 @@ fn stop_during_a_network_run_is_answered_within_stop_answer() {
 
 #[test]
 fn shutdown_answers_a_search_that_cannot_finish() {
-    let buf = Buf::default();
-    let out = Out::new(Box::new(buf.clone()));
-    let net = NetworkSlot::shared();
+    let (buf, net, mut search) = runner_on_a_shared_net();
     let busy = net.lock();
-    let mut search = Runner::spawn(Searchless, Arc::clone(&net), out);
     search.start(mated(GoParams {
         nodes: Some(10),
         ..GoParams::default()
