@@ -73,7 +73,12 @@ def test_a_lost_node_costs_no_position_and_no_duplicate(tmp_path, monkeypatch):
 
         raylabel.run_chunks(_label_counting_attempts, chunks, (scheme, raylabel.find_stockfish(), str(marks)),
                             on_result, on_error=errors.append, max_retries=3)
-        dead = [n for n in ray.nodes() if not n["Alive"]]
+        # The GCS marks a node dead after its health checks fail, which can come after the last chunk on a
+        # fast machine: wait for it (up to a minute) rather than read the list once.
+        deadline, dead = time.time() + 60, []
+        while killed and not dead and time.time() < deadline:
+            dead = [n for n in ray.nodes() if not n["Alive"]]
+            time.sleep(0.2)
     finally:
         raylabel.ray_shutdown()
         cluster.shutdown()
