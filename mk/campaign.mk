@@ -1,4 +1,4 @@
-# The strength campaign (issue 13): label -> label store -> train -> export -> evaluate -> gate -> record,
+# The strength campaign: label -> label store -> train -> export -> evaluate -> gate -> record,
 # in cycles until killed; `make campaign` again resumes. See training/glimpse_train/campaign.py.
 #
 #   make campaign                      runs under nice -n 10; log: training/runs/$(CAMPAIGN_RUN)/campaign.log
@@ -17,7 +17,7 @@ campaign: $(VENV_STAMP)
 	cd training && RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO=0 PYTHONUNBUFFERED=1 $(CAMPAIGN_NICE) ../$(PY) -m glimpse_train.campaign \
 	  --shared $(ABS_SHARED) --store ../data/labels --out-dir campaign --run $(CAMPAIGN_RUN) $(CAMPAIGN_ARGS)
 
-# A net trained elsewhere (a lent GPU's snapshot, training/CAMPAIGN.md) becomes the campaign's start if it beats the
+# A net trained elsewhere (a GPU machine's snapshot, training/CAMPAIGN.md) becomes the campaign's start if it beats the
 # gate: make campaign-adopt ADOPT_NET=x.onnx [ADOPT_ARGS='--adopt-hours 0.25 --adopt-passes N --adopt-force']. Stop the
 # campaign first; exit status 2 when the gate refuses the net.
 ADOPT_ARGS ?=
@@ -40,11 +40,11 @@ test-ray-cluster: $(VENV_STAMP)
 
 test-training: test-campaign test-ray-cluster
 
-# Ship by SPRT (issue 13): the campaign's best net (or CANDIDATE=file.onnx) against the current embedded
+# Ship by SPRT: the campaign's best net (or CANDIDATE=file.onnx) against the current embedded
 # default, both searchless at equal time, until the SPRT (elo0 0, elo1 10, alpha = beta = 0.05) decides.
 # Only an accepted H1 lets the candidate replace the default (copy it to weights/ under its own name and
-# record the result in weights/README.md). SPRT_MODE=mcts plays both sides with MCTS instead (issue 15's
-# int8-vs-fp32 match at equal time).
+# record the result in weights/README.md). SPRT_MODE=mcts plays both sides with MCTS instead (for
+# example an int8 twin against its float32 net at equal time).
 CANDIDATE ?= training/runs/$(CAMPAIGN_RUN)/best.onnx
 SPRT_TC ?= 5+0.05
 SPRT_GAMES ?= 2000

@@ -15,6 +15,16 @@ test-rust: ort test-models
 bench: build
 	$(ORT_ENV) $(BIN) bench $(if $(WEIGHTS),--weights $(WEIGHTS)) $(if $(THREADS),--threads $(THREADS)) $(if $(MCTS),--mcts --nodes $(MCTS))
 
+# The same two benches (searchless and MCTS 400) of one net as JSON in the results folder
+# (tools/results/bench/<file>.json), from which `make docs` builds the speed tables. NET defaults to the
+# shipped net (weights/DEFAULT). Timings need an idle machine: stop background work first.
+BENCH_NET = $(or $(NET),weights/$(shell cat weights/DEFAULT))
+.PHONY: bench-results
+bench-results: build $(VENV_STAMP)
+	$(ORT_ENV) $(PY) -m glimpse_tools.bench_results --engine $(BIN) --weights '$(BENCH_NET)' \
+	  --json 'tools/results/bench/$(notdir $(BENCH_NET:.onnx=)).json' \
+	  --command 'make bench-results$(if $(NET), NET=$(NET))'
+
 # Valgrind memcheck (README: Reliability): the library's unit tests, the property tests (fewer
 # cases) and a scripted UCI session (tools/valgrind/session.uci: both searches, a bad net file,
 # garbage, quit) on the release build. Reports from inside ONNX Runtime and the dynamic loader are

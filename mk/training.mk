@@ -56,3 +56,15 @@ TRAINING_TESTS ?= tests/test_chessdata.py tests/test_kinds.py tests/test_action_
 PYTEST_ARGS ?=
 test-training: $(VENV_STAMP)
 	cd training && GLIMPSE_SHARED=$(ABS_TEST_SHARED) ../$(PY) -m pytest $(TRAINING_TESTS) $(PYTEST_ARGS)
+
+## Held-out metrics of one net -> tools/results/heldout/<file>.json (the model card's tables: make docs).
+## The campaign gate's measure: action accuracy, Kendall τ and loss on the fixed held-out split of
+## ../shared/data/labels, policy-head and blend accuracy, HELDOUT_PUZZLES Lichess puzzles. NET defaults to
+## the shipped net (weights/DEFAULT); about 10 minutes on 2 cores.
+HELDOUT_NET = $(or $(NET),weights/$(shell cat weights/DEFAULT))
+HELDOUT_PUZZLES ?= 300
+.PHONY: heldout
+heldout: $(VENV_STAMP)
+	$(call need-path,$(ABS_SHARED)/data/labels,the labelled positions (held-out split))
+	cd training && GLIMPSE_COMMAND='make heldout$(if $(NET), NET=$(NET))' PYTHONUNBUFFERED=1 ../$(PY) -m glimpse_train.heldout --net '$(abspath $(HELDOUT_NET))' --shared $(ABS_SHARED) \
+	  --puzzles $(HELDOUT_PUZZLES) --json '$(abspath tools/results/heldout)/$(notdir $(HELDOUT_NET:.onnx=)).json'

@@ -1,7 +1,7 @@
 //! The embedded default network.
 //!
 //! `build.rs` embeds the net named by `weights/DEFAULT` (the int8 twin of the
-//! campaign's latest shipped one-pass net, issues 13 and 15) with `include_bytes!` when that file
+//! campaign's latest shipped one-pass net) with `include_bytes!` when that file
 //! exists at build time, so the binary alone plays. Without it the slice is empty and the engine asks for
 //! `setoption name WeightsFile value <file.onnx>`.
 

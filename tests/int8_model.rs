@@ -1,4 +1,4 @@
-//! int8 twins (`make quantize`, issue 15): the engine loads them like any net, the model contract
+//! int8 twins (`make quantize`): the engine loads them like any net, the model contract
 //! reports their precision, and their Q values stay close to the float32 source's. Uses the tiny
 //! twin `target/test-models/tiny_mavp_int8.onnx` (`make test-models-int8`, part of `make test`;
 //! unsigned int8 weights, see mk/quantize.mk) and the shipped twin of the default net in

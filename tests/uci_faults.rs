@@ -261,7 +261,7 @@ fn quit_at_random_moments_of_mcts_exits() {
     }
 }
 
-/// Starts the engine with stdout closed on our side (the GUI went away) and stderr captured;
+/// Starts the engine with the reading end of its stdout closed (the GUI went away) and stderr captured;
 /// `input` is written to stdin, then stdin is closed. Returns the exit status and stderr.
 fn run_with_stdout_closed(input: &str) -> (std::process::ExitStatus, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_glimpse"))

@@ -1,4 +1,4 @@
-"""Malformed input (issue 2, item 6): the engine survives every case.
+"""Malformed input: the engine survives every case.
 
 For each bad input, after a valid position has been set: the engine prints an ``info string``
 explaining the error, still answers ``isready`` with ``readyok``, still plays a legal move from the

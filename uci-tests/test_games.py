@@ -1,4 +1,4 @@
-"""Full games against Stockfish 15.1 with a clock (issue 2, "Done when").
+"""Full games against Stockfish 15.1 with a clock.
 
 Plays ``UCI_TESTS_GAMES`` (default 10) complete games, Glimpse against Stockfish at ``Skill Level``
 0, at ``UCI_TESTS_TC`` (default 10+0.1), from ``noob_3moves.epd`` openings (each with both colours),

@@ -4,7 +4,7 @@
 //! with `--minibatch` leaves per network run and reports playouts (nodes) per second, network
 //! rows and positions per run, and the share of the time spent outside the network (tokenizing
 //! inside the evaluator counts as network time; selection, expansion with the rules, backup and
-//! the cache count as search overhead). Issue 6's target on the 2-core CPU with the one-pass net:
+//! the cache count as search overhead). The target on the 2-core CPU with the one-pass net:
 //! ≥ 100 nodes/s on 2 threads and an overhead ≤ 20 %.
 
 use super::{fnv1a, BenchArgs, POSITIONS};

@@ -1,4 +1,4 @@
-//! On-disk caches of the TensorRT execution provider (issue 15, item 5).
+//! On-disk caches of the TensorRT execution provider.
 //!
 //! TensorRT compiles an engine for each subgraph and input shape the first time it meets it (seconds to
 //! minutes), so ONNX Runtime can save the engines (`trt_engine_cache_*`) and the kernel timings

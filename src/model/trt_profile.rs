@@ -1,4 +1,4 @@
-//! TensorRT optimisation profile of a model's dynamic inputs (issue 15, item 5).
+//! TensorRT optimisation profile of a model's dynamic inputs.
 //!
 //! Without explicit profile shapes, ONNX Runtime's TensorRT provider builds its engine for the first
 //! input shapes it meets and builds it again (seconds to minutes, mid-game) whenever a later input falls

@@ -277,7 +277,7 @@ impl Search for Runner {
             return false;
         }
         c.pondering = false;
-        // Our clock runs from now: the same budget, measured from ponderhit.
+        // The engine's clock runs from now: the same budget, measured from ponderhit.
         let deadlines = c.time.at_ponderhit(Instant::now());
         c.ctl.ponderhit(deadlines);
         self.arm(deadlines.hard(), LATE_NOTE);

@@ -108,7 +108,7 @@ pub struct BestMove {
     pub ponder: Option<String>,
 }
 
-/// `info depth D seldepth S multipv I score cp X [wdl W D L] nodes N nps R [hashfull H]
+/// `info depth D seldepth S multipv K score cp X [wdl W D L] nodes N nps R [hashfull H]
 /// [tbhits B] time T pv M…` (Stockfish's order).
 pub fn format_info(info: &Info) -> String {
     let mut s = format!(

@@ -80,12 +80,12 @@ class CampaignConfig:
     label_wall_cap: float = 2.0  # a label phase ends after this many × label_minutes of wall clock whatever it did
     train_minutes: float = 20.0
     lr: float = 0.0  # peak learning rate of the train phases; 0 = the run's config.json (CAMPAIGN_MODEL: 5e-4).
-    # A net trained on the lent GPU (batch 1024, decayed) lost held-out accuracy at 5e-4 and batch 64 (cycle 25)
+    # A net trained on a GPU machine (batch 1024, decayed) lost held-out accuracy at 5e-4 and batch 64
     decay_frac: float = 0.0  # last share of each train phase in which the learning rate decays (0 = never;
-    # 0.25 measured in cycles 17-18 gave no held-out gain over the EMA at the decay's start: CAMPAIGN.md)
+    # 0.25, measured over two cycles, gave no held-out gain over the EMA at the decay's start)
     decay_to: float = 0.05  # learning-rate multiplier reached at the end of the train phase
     shard_minutes: float = 3.0  # a shard every this many minutes once it holds shard_min_positions (shard_due)
-    shard_min_positions: int = 500  # at idle priority 3 minutes labelled ~100 positions: 6-97 kB shards (session 18)
+    shard_min_positions: int = 500  # at idle priority 3 minutes labelled ~100 positions: 6-97 kB shards
     shard_max_minutes: float = 15.0  # ... and at the latest after this many minutes, however few (a kill -9 loses less)
     workers: int = 2
     chunk: int = 24
@@ -501,7 +501,7 @@ class Campaign:
     def label_with_ray(self) -> int:
         """``label_phase`` with Ray running: Ray runs only while labelling (its idle workers cost ~10 % of a
         core each while training). ``ray.init`` sets signal handlers of its own, and after ``ray.shutdown``
-        a SIGTERM killed the process outright although Python still reported our handler (measured: exit
+        a SIGTERM killed the process outright although Python still reported the campaign's handler (measured: exit
         143, no checkpoint), so the stop handler is installed again after each."""
         raylabel.ray_init(self.cfg.workers, self.log)
         self.stop.install()
@@ -514,7 +514,7 @@ class Campaign:
     def label_phase(self) -> int:
         c = self.cfg
         # Positions per second per worker, from the last unstarved phase; a fresh machine starts from 15, about
-        # what the two-tier scheme and the candidate search together reached on 2 idle cores (cycles 19-20).
+        # what the two-tier scheme and the candidate search together reached on 2 idle cores.
         rate = self.state.get("rate") or 15.0
         n = max(c.chunk * c.workers, int(rate * c.workers * c.label_minutes * 60))
         t0 = time.time()
@@ -602,7 +602,7 @@ class Campaign:
         start = self.checkpoint_onnx if os.path.exists(self.checkpoint_onnx) else None
         if start and not os.path.exists(os.path.join(self.run_dir, "ckpt.pkl")):
             # Starting from the committed net: its shapes win over config.json (a net grown deeper by grow.py,
-            # adopted from a lent GPU, trains as it is), and config.json is rewritten to match the checkpoints.
+            # adopted from a GPU machine, trains as it is), and config.json is rewritten to match the checkpoints.
             from .kinds.multi_action_value import with_start_architecture
             from .onnx_import import import_onepass
 
@@ -707,17 +707,17 @@ class Campaign:
         return best[-1] if best else None
 
     def adopt(self, net: str, passes: int | None = None, extra_seconds: float = 0.0, force: bool = False) -> dict:
-        """Makes ``net``, a one-pass ONNX file trained elsewhere (a lent GPU's ``remote train`` snapshot,
+        """Makes ``net``, a one-pass ONNX file trained elsewhere (a GPU machine's ``remote train`` snapshot,
         CAMPAIGN.md), the campaign's start, with the campaign stopped. It is measured as a cycle measures its
         candidate (:meth:`evaluate`); when its held-out action accuracy beats the gate's bar (or ``force``) it
         becomes ``candidate-<cycle>.onnx``, ``best.onnx`` and the committed checkpoint, the run's ``ckpt.pkl``
         moves aside to ``ckpt-cycle<N>-before-adopt.pkl`` (the next train phase starts from ``net``, at its
         own depth and width), a curve row is recorded (gate ``best``) and the state moves on: the next cycle
-        (which labels first), ``passes_offset``, the bar, the wall hours plus ``extra_seconds`` (the lease's).
+        (which labels first), ``passes_offset``, the bar, the wall hours plus ``extra_seconds`` (the remote run's).
 
         ``passes``: the net's position-passes in all; by default the best row's plus the ``step × batch`` of
-        the ``remote train step N batch B`` its ``glimpse.description`` records (the lease started from the
-        best net). Returns ``{"adopted", "action_accuracy", "bar", …}`` (the report of :meth:`evaluate`).
+        the ``remote train step N batch B`` its ``glimpse.description`` records (the remote run started from
+        the best net). Returns ``{"adopted", "action_accuracy", "bar", …}`` (the report of :meth:`evaluate`).
         Raises ``ValueError`` when ``passes`` is not given and cannot be worked out."""
         import re
 
@@ -951,7 +951,7 @@ def parse_args(argv=None) -> tuple[argparse.Namespace, CampaignConfig]:
                     help="instead of running: make NET (a net trained elsewhere) the campaign's start if it beats "
                          "the gate (Campaign.adopt); stop the campaign first")
     ap.add_argument("--adopt-passes", type=int, default=None, help="NET's position-passes in all (default: worked out)")
-    ap.add_argument("--adopt-hours", type=float, default=0.0, help="wall hours to add to the curve (the lease's)")
+    ap.add_argument("--adopt-hours", type=float, default=0.0, help="wall hours to add to the curve (the remote run's)")
     ap.add_argument("--adopt-force", action="store_true", help="adopt NET even if it does not beat the gate's bar")
     a = ap.parse_args(argv)
     cfg = CampaignConfig(**{fl.name: getattr(a, fl.name) for fl in dataclasses.fields(CampaignConfig)})

@@ -1,6 +1,6 @@
 """Labelled-position reader and the precomputed training arrays.
 
-Input format (``shared/data/labels/*.tsv.gz`` and our own ``training/data/labels/**/*.tsv.gz`` shards):
+Input format (``shared/data/labels/*.tsv.gz`` and the campaign's own ``training/data/labels/**/*.tsv.gz`` shards):
 one position per line, ``FEN<TAB>move=score move=score ...`` with every legal move; ``score`` is
 centipawns from the mover's view or ``M<n>``/``M-<n>``. Win probability by the Lichess formula, mates → 1/0;
 bucket = searchsorted(edges, p, 'left').

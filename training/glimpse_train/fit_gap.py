@@ -12,7 +12,7 @@ files compares like with like (the fixed held-out split is ``../shared`` only, a
 
 ``python -m glimpse_train.fit_gap --net a.onnx [--files 'data/labels/*.tsv.gz'] [--positions 5000]`` (from the
 repository root) prints both reports (``evaluate.eval_validation``: action accuracy, Kendall τ, loss).
-Measured in session 16 (CAMPAIGN.md): c35 on the first 175 store shards, 40.4 % trained vs 38.7 % unseen.
+Measured with c35 on the first 175 store shards: 40.4 % trained vs 38.7 % unseen.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ so a block whose other weights are freshly initialised is the identity; the grow
 source's (to float rounding), and training moves ``W_O`` and ``W3`` off zero at once (their gradients are
 not zero; the zero-initialised residual branch of Goyal et al., 2017, and of GPT-2's residual scaling).
 This keeps every position-pass already spent on the source while giving the trainer a deeper trunk: at
-equal parameters depth beats width at our scale (ChessBench Tab. 2, ``../shared/docs/strength-notes.md``),
-and the campaign's L6 D128 net underfits its own data (CAMPAIGN.md, "Session 16": 40.4 % action accuracy
+equal parameters depth beats width at this scale (ChessBench Tab. 2, ``../shared/docs/strength-notes.md``),
+and the campaign's L6 D128 net (c35) underfits its own data (``fit_gap.py``: 40.4 % action accuracy
 on training positions, 38.7 % on unseen positions of the same distribution).
 
 New blocks go in evenly between the source's (:func:`insert_after`), not all on top. Each one costs

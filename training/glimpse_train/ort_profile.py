@@ -1,8 +1,8 @@
 """Where a one-pass net's time goes in ONNX Runtime (CPU): per-operator profile and the MatMul
 rate at the net's own shapes.
 
-Issue 15 asks why ``glimpse bench`` reaches only part of the MatMul rate it prints (that rate is
-ORT's MatMul on one large [1024×512]·[512×512] product). This tool answers with two measurements:
+``glimpse bench`` reaches only part of the MatMul rate it prints (that rate is ORT's MatMul on
+one large [1024×512]·[512×512] product). This tool shows why with two measurements:
 
 1. **Operator profile.** ORT's built-in profiler (``SessionOptions.enable_profiling``) over
    ``--reps`` runs of ``--rows`` real positions (bench-like FENs with all their legal moves, as the

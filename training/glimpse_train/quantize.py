@@ -1,4 +1,4 @@
-"""An int8 twin of a Glimpse network (``make quantize``; issue 15).
+"""An int8 twin of a Glimpse network (``make quantize``).
 
     python -m glimpse_train.quantize --net ../weights/<net>.onnx \
         [--out ../weights/<net>-int8.onnx] [--weight-type qint8|quint8] [--per-channel] \

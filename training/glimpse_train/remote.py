@@ -1,6 +1,6 @@
-"""The campaign's train step and a labelling burst on a lent machine that has only what it is sent.
+"""The campaign's train step and a labelling burst on a remote machine that has only what it is sent.
 
-A lent GPU machine (the ``device`` tool) starts bare, reaches nothing outside itself and receives at most
+The GPU machine this targets starts bare, reaches nothing outside itself and receives at most
 64 MiB of working tree per call. The campaign's own train phase reads the label files (68 MB of gzip text
 for 533k positions) and tokenises them with python-chess; that neither fits nor is quick there. So:
 
@@ -22,7 +22,7 @@ for 533k positions) and tokenises them with python-chess; that neither fits nor 
   shards to the label store, dropping positions already labelled (first four FEN fields).
 
 Held-out evaluation, gating and shipping stay here (``make quantize``, ``make sprt-candidate``): a
-snapshot is a candidate like any campaign cycle's. CAMPAIGN.md ("On a lent GPU machine") has the commands.
+snapshot is a candidate like any campaign cycle's. ``training/CAMPAIGN.md`` has the commands.
 """
 
 from __future__ import annotations
@@ -305,7 +305,7 @@ def import_shards(paths: list[str], summary: dict, store_root: str, shared: str,
     from .raylabel import LabelScheme
 
     settings = {**LabelScheme(**summary["scheme"]).settings(summary["stockfish"]),
-                "where": "a lent GPU machine's CPU cores (remote.py label)"}
+                "where": "a GPU machine's CPU cores (remote.py label)"}
     for s in store.add(keep, settings, cost):
         log(f"store: + {s.file} ({s.positions} positions, {s.moves} moves)")
     return {"kept": len(keep), "dropped": dropped}
@@ -371,7 +371,7 @@ def main(argv=None) -> None:
             known = labelstore.known_keys(labelstore.label_files(a.shared, a.store))
             pos = os.path.join(a.shared, "data", "positions")
             # A seed of its own: the campaign walks these files in seed 7's order from the start. Popular
-            # positions first; endgame starts once every popular one is labelled (session 14).
+            # positions first; endgame starts once every popular one is labelled.
             pool = [f for name in ("popularpos_lichess_v3.epd", "endgames.epd")
                     for f in epd_source(os.path.join(pos, name), a.fens_seed)[::-1]]
             fens, _ = take_new(pool, 0, a.fens, known)

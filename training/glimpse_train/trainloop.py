@@ -8,8 +8,8 @@ checkpoints ``ckpt.pkl`` every ``ckpt_seconds``, at the end and on SIGTERM/SIGIN
 **micro-batches**: with ``cfg.micro`` = k > 1 a step's gradient is the mean of k gradients over consecutive
 slices of batch / k items (one ``lax.scan``), then one optimiser update: the same update as one pass over the
 whole batch (up to float rounding), computed faster on a CPU because a slice's activations stay in cache
-(session 11, AMD EPYC, 2 cores, the campaign's l6d128 one-pass net, batch 64, the jitted training step on
-labelled positions: 48-52 positions/s in one pass, 64-70 as 2, 4 or 8 micro-batches; ``training/CAMPAIGN.md``).
+(measured on an AMD EPYC, 2 cores, the campaign's l6d128 one-pass net, batch 64, the jitted training step on
+labelled positions: 48-52 positions/s in one pass, 64-70 as 2, 4 or 8 micro-batches).
 
 A subclass says what a batch is and how it is scored:
 
@@ -293,7 +293,7 @@ def add_common_args(ap, config_cls, presets: dict, default_config: str, skip: tu
     ap.add_argument("--runs-dir", default="runs")
     ap.add_argument("--data-dir", default=None, help="dataset cache (default data/full or data/first<N>)")
     ap.add_argument("--reset-ema", action="store_true", help="on resume, restart the EMA from the current weights")
-    ap.add_argument("--extra-labels", default="data/labels", help="folder with our own label shards")
+    ap.add_argument("--extra-labels", default="data/labels", help="folder with the campaign's own label shards")
     for f in dataclasses.fields(config_cls):
         if f.name not in skip:
             ap.add_argument("--" + f.name.replace("_", "-"), dest=f.name, type=type(f.default), default=None)

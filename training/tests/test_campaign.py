@@ -313,7 +313,7 @@ def _remote_snapshot(path, step=10, batch=4, seed=2):
 
 
 def test_adopt_a_net_trained_elsewhere(tmp_path):
-    """A lease's snapshot is measured like a candidate; below the bar nothing changes; above it, it becomes the
+    """A remote run's snapshot is measured like a candidate; below the bar nothing changes; above it, it becomes the
     committed checkpoint and best.onnx, the optimiser checkpoint moves aside, the curve gets its row (passes =
     the best row's + the snapshot's step × batch) and the state moves to the next cycle, which labels first."""
     c = _tiny_campaign(tmp_path)
@@ -339,7 +339,7 @@ def test_adopt_a_net_trained_elsewhere(tmp_path):
     saved = json.load(open(c.state_path))
     assert saved["cycle"] == 9 and saved["passes_offset"] == 1040 and "labelled_cycle" not in saved
     assert saved["best_accuracy"] == rep["action_accuracy"]
-    # a file that is not a lease snapshot needs its passes
+    # a file that is not a remote-train snapshot needs its passes
     plain = tmp_path / "plain.onnx"
     shutil.copyfile(net, plain)
     import onnx

@@ -1,4 +1,4 @@
-"""``glimpse_train.ort_profile`` (``make profile``, issue 15): the feeds are the engine's one-pass rows, and the
+"""``glimpse_train.ort_profile`` (``make profile``): the feeds are the engine's one-pass rows, and the
 profile sums real ORT kernel events by operator over the runs it made."""
 
 from __future__ import annotations

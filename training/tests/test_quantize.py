@@ -1,4 +1,4 @@
-"""``glimpse_train.quantize`` (``make quantize``, issue 15): the int8 twin keeps the source's metadata and names
+"""``glimpse_train.quantize`` (``make quantize``): the int8 twin keeps the source's metadata and names
 its precision and source, really is quantised, stays close to its source, and bad sources are refused. The
 shipped twin in ``weights/`` must have been made from the shipped source as it is now."""
 

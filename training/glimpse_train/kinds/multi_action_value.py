@@ -602,7 +602,7 @@ class MAVTrainConfig:
     # (board files and moves; the labels hold for the mirrored position, Lc0's rule): more positions for free.
     # Off until a GPU burst measures it against the held-out split.
     pad_moves: int = 0  # > 0: pad every batch's moves to at least this width (one array shape, so XLA compiles
-    # the step once instead of once per width met: on the lent H200 the widths met in the first steps cost ~2 min
+    # the step once instead of once per width met: on an H200 the widths met in the first steps cost ~2 min
     # of compiles); 0 = each batch's most moves rounded up to 16 (least work on a CPU)
 
     def model(self) -> MAVConfig:
@@ -764,15 +764,15 @@ class MAVTrainer(TrainerBase):
 
     def constants(self) -> tuple:
         """``(table,)``: the HL-Gauss targets [U, K] of the dataset's distinct win probabilities (scores are
-        integer cp, so the 30.4M moves of session 15's pack have 3,919 of them), zero rows after them up to a multiple of
+        integer cp, so a pack of 30.4M moves has 3,919 of them), zero rows after them up to a multiple of
         ``TABLE_ROWS``. On the device once per run; batches carry indices into it (``target_index``)."""
         return (self._targets_table(),)
 
     def target_index(self, rows: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Rows of the ``constants`` table: [B, M] int32 for each move's win probability (0 at padding, which
         the loss masks) and [B] for the position's best move. A batch once carried the targets themselves,
-        [B, M, K] float32: 50 MB and 26 ms of host time for batch 1024 at 96 moves, which bounded a lent
-        GPU's training at ~20 steps a second (session 15); the indices are 0.4 MB."""
+        [B, M, K] float32: 50 MB and 26 ms of host time for batch 1024 at 96 moves, which bounded a
+        GPU's training at ~20 steps a second; the indices are 0.4 MB."""
         self._targets_table()
         safe = np.maximum(rows, 0)
         idx = np.where(mask, self._p_index[safe], 0).astype(np.int32)

@@ -1,0 +1,107 @@
+"""The generated tables (``make docs``, checked by ``make test-docs``) and the bench recorder's parser."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from glimpse_tools import bench_results as br
+from glimpse_tools import docs_tables as dt
+
+BENCH_REPORT = """Glimpse bench: 30 positions
+Positions            : 30
+Repetitions          : 3
+Median ms per move   : 47.10
+Positions/s          : 21.2
+Evaluations/s        : 570
+Bench signature      : 806-00ff00ff00ff00ff
+
+Total time (ms) : 4200
+Nodes/second    : 570
+"""
+MCTS_REPORT = "Playouts (nodes)     : 12000\nNodes/s              : 569.4\nBench signature      : mcts400-0123456789abcdef\n"
+
+
+def heldout(net: str, acc: float) -> dict:
+    return {"net": net + ".onnx", "date": "2026-11-27", "command": f"make heldout NET=weights/{net}.onnx",
+            "action_accuracy": acc, "kendall_tau": 0.56, "val_loss": 1.9, "policy_accuracy": 0.41,
+            "blend_accuracy": None, "puzzles": 300, "puzzle_accuracy": 0.413, "val_positions": 5761}
+
+
+def make_repo(tmp_path: Path) -> Path:
+    (tmp_path / "weights").mkdir()
+    (tmp_path / "weights" / "DEFAULT").write_text("net-int8.onnx\n")
+    res = tmp_path / "tools" / "results"
+    for sub in ("heldout", "bench", "ladder", "sprt"):
+        (res / sub).mkdir(parents=True)
+    (res / "heldout" / "net-int8.json").write_text(json.dumps(heldout("net-int8", 0.4176)))
+    (res / "heldout" / "net.json").write_text(json.dumps(heldout("net", 0.4197)))
+    for name, ms in (("net-int8", "47.10"), ("net", "81.00")):
+        b = {"net": name + ".onnx", "bytes": 3_900_000, "date": "2026-11-27", "cpu": "Test CPU", "cores": 2,
+             "command": "make bench-results", "mcts_nodes": 400,
+             "searchless": br.parse_report(BENCH_REPORT.replace("47.10", ms)), "mcts": br.parse_report(MCTS_REPORT)}
+        (res / "bench" / f"{name}.json").write_text(json.dumps(b))
+    rows = [{"label": "skill 0", "games": 4, "wins": 3, "draws": 1, "losses": 0, "score": 0.875},
+            {"label": "UCI_Elo 1500", "games": 4, "wins": 1, "draws": 0, "losses": 3, "score": 0.25}]
+    mode = {"estimate": {"elo": 1365.4, "low": 1089.7, "high": 1640.1, "se": 140.0}, "rows": rows}
+    (res / "ladder" / "ladder.json").write_text(json.dumps({
+        "date": "2026-11-27", "time_control": "10+0.1", "games_per_opponent": 4, "net": "<embedded>",
+        "modes": {"searchless": mode, "mcts": mode},
+        "mcts_minus_searchless": {"elo": 177.4, "low": -176.1, "high": 530.9, "se": 180.0}}))
+    (res / "sprt" / "net-int8.json").write_text(json.dumps({
+        "candidate": "net-int8.onnx", "baseline": "old-int8.onnx", "started": "2026-11-26T20:00:00",
+        "command": "make sprt-candidate", "time_control": {"text": "10+0.1"}, "games": 645, "wins": 365,
+        "draws": 23, "losses": 257, "score": 0.5837, "elo": 58.7, "elo_low": 32.3, "elo_high": 85.8,
+        "sprt": {"elo0": 0, "elo1": 10, "alpha": 0.05, "beta": 0.05, "llr": 2.95, "state": "H1 accepted"}}))
+    return tmp_path
+
+
+def block(name: str, body: str = "") -> str:
+    return f"<!-- BEGIN GENERATED {name} (make docs) -->\n{body}<!-- END GENERATED {name} -->"
+
+
+def test_bench_report_lines_are_parsed():
+    rep = br.parse_report(BENCH_REPORT)
+    assert rep["Median ms per move"] == "47.10" and rep["Bench signature"] == "806-00ff00ff00ff00ff"
+    assert rep["Nodes/second"] == "570" and "Glimpse bench" not in " ".join(rep)
+    assert br.number("119.6 ms") == 119.6 and br.number("none") is None
+
+
+def test_every_block_renders_its_results(tmp_path):
+    r = dt.Results(make_repo(tmp_path))
+    text = "intro\n" + "\n".join(block(n) for n in dt.BLOCKS) + "\noutro\n"
+    new, problems = dt.fill(text, r)
+    assert problems == []
+    assert new.startswith("intro\n") and new.endswith("\noutro\n")
+    assert "**1365** (95 % 1090–1640), 8 games" in new  # the ladder's fit and its games
+    assert "+177 Elo (95 % −176 … +531)" in new
+    assert "41.76 %" in new and "41.97 %" in new and "41.3 %" in new  # held-out int8, float, puzzles
+    assert "`806-00ff00ff00ff00ff`" in new and "47.10 ms" in new and "81.00 ms" in new and "569.4" in new
+    assert "**H1 accepted** after 645 games, LLR 2.95" in new and "**+59** (95 % +32 … +86)" in new
+    assert "+3 =1 −0 (88 %)" in new  # a ladder row
+    # Writing twice changes nothing.
+    assert dt.fill(new, r) == (new, [])
+
+
+def test_check_reports_a_stale_table_and_write_fixes_it(tmp_path, capsys):
+    repo = make_repo(tmp_path)
+    doc = repo / "README.md"
+    doc.write_text("# x\n\n" + block("strength", "| stale |\n") + "\n")
+    assert dt.main(["--repo", str(repo), "--check", str(doc)]) == 1
+    assert "README.md:3: generated block 'strength' differs" in capsys.readouterr().err
+    assert dt.main(["--repo", str(repo), "--write", str(doc)]) == 0
+    assert dt.main(["--repo", str(repo), "--check", str(doc)]) == 0
+    # A new result makes the table stale again.
+    p = repo / "tools" / "results" / "heldout" / "net-int8.json"
+    p.write_text(json.dumps(heldout("net-int8", 0.43)))
+    assert dt.main(["--repo", str(repo), "--check", str(doc)]) == 1
+
+
+def test_unknown_blocks_and_missing_results_are_reported(tmp_path):
+    repo = make_repo(tmp_path)
+    (repo / "tools" / "results" / "sprt" / "net-int8.json").unlink()
+    text = block("nonsense") + "\n" + block("sprt") + "\n"
+    new, problems = dt.fill(text, dt.Results(repo))
+    assert new == text
+    assert any("unknown generated block 'nonsense'" in p for p in problems)
+    assert any("sprt/net-int8.json is missing" in p for p in problems)

@@ -1,0 +1,86 @@
+"""Held-out metrics of one one-pass ONNX net, as JSON (``make heldout NET=…``).
+
+What the campaign's gate measures of a candidate (``campaign.Campaign.evaluate``), for any file: on the fixed
+held-out split (``campaign.HeldOut``: the 3 % of ``<shared>/data/labels`` positions whose key hashes into
+validation) the action accuracy of the Q argmax, Kendall τ-b against Stockfish's scores and the bucket
+cross-entropy (``evaluate.eval_validation``); the accuracy of the policy head and of the engine's searchless
+default ``MoveChoice blend`` (``campaign.head_accuracies``); and the first ``--puzzles`` Lichess puzzles
+(``evaluate.eval_puzzles``, whole solutions). Only the shared label files are read, so the split and its
+figures do not move as the label store grows.
+
+The JSON (``tools/results/heldout/<net>.json`` by default) records the net's file name, size and SHA-256, the
+date and the command; ``make docs`` builds the model card's tables from it (``glimpse_tools.docs_tables``).
+
+Usage (from ``training/``)::
+
+    python -m glimpse_train.heldout --net ../weights/glimpse-l10d128-c47-int8.onnx --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shlex
+import sys
+import time
+
+from . import labelstore
+
+
+def sha256(path: str) -> str:
+    """Hex SHA-256 of the file at ``path``."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def measure(net: str, shared: str, cache_dir: str, puzzles: int = 300, log=print) -> dict:
+    """The held-out report of the ONNX file ``net`` (a one-pass kind: ``multi_action_value`` or
+    ``multi_action_value_policy``): ``action_accuracy`` and ``kendall_tau`` (fractions), ``val_loss`` (nats),
+    ``val_positions``, ``policy_accuracy``/``blend_accuracy`` (``None`` without a policy head), ``puzzles`` and
+    ``puzzle_accuracy``. Raises ``FileNotFoundError`` when ``shared`` has no label files."""
+    from .campaign import HeldOut, head_accuracies
+    from .data import MemDataset
+    from .evaluate import eval_puzzles, eval_validation
+    from .kinds.multi_action_value import MAVPolicy
+
+    files = labelstore.label_files(shared, None)
+    if not files:
+        raise FileNotFoundError(f"no label files in {os.path.join(shared, 'data', 'labels')}")
+    held = HeldOut(MemDataset(files, cache_dir, log), shared)
+    rep = eval_validation(MAVPolicy(net), held)
+    rep.update(head_accuracies(net, held))
+    puzzle_csv = os.path.join(shared, "data", "puzzles", "lichess_puzzles.csv")
+    rep.update(eval_puzzles(MAVPolicy(net), puzzle_csv, puzzles) if puzzles else
+               {"puzzles": 0, "puzzle_accuracy": None})
+    return rep
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--net", required=True, help="the ONNX file")
+    ap.add_argument("--json", required=True, help="where the report goes")
+    ap.add_argument("--shared", default="../shared", help="folder with data/labels and data/puzzles")
+    ap.add_argument("--cache-dir", default="data/cache", help="the label arrays' cache (as the campaign's)")
+    ap.add_argument("--puzzles", type=int, default=300, help="Lichess puzzles to solve (0: none)")
+    a = ap.parse_args(argv)
+    t0 = time.time()
+    rep = measure(a.net, a.shared, a.cache_dir, a.puzzles, log=lambda *m: print(*m, file=sys.stderr))
+    rep = {"net": os.path.basename(a.net), "bytes": os.path.getsize(a.net), "sha256": sha256(a.net),
+           "date": time.strftime("%Y-%m-%d"), "seconds": round(time.time() - t0, 1),
+           "command": os.environ.get("GLIMPSE_COMMAND") or "python -m glimpse_train.heldout " + shlex.join(
+               argv if argv is not None else sys.argv[1:]), **rep}
+    os.makedirs(os.path.dirname(os.path.abspath(a.json)), exist_ok=True)
+    with open(a.json, "w") as f:
+        json.dump(rep, f, indent=1)
+        f.write("\n")
+    print(json.dumps({k: rep[k] for k in ("net", "action_accuracy", "kendall_tau", "puzzle_accuracy")}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
