@@ -69,7 +69,7 @@ pub fn parse_fen(fen: &str, chess960: bool) -> Result<Chess, GameError> {
 }
 
 /// The largest halfmove clock and fullmove number the network reads: the tokenizer writes each
-/// in 3 characters (`../shared/docs/searchless-conventions.md`, tokens 71–76), so [`model_fen`]
+/// in 3 characters (`docs/searchless-conventions.md`, tokens 71–76), so [`model_fen`]
 /// writes larger counters as this.
 pub const MAX_NET_COUNTER: u32 = 999;
 

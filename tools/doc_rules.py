@@ -28,7 +28,8 @@ DOCS = ["README.md", "weights/README.md", "training/README.md", "training/CAMPAI
         "uci-tests/README.md", "ARCHITECTURE.md", "CHANGELOG.md"]
 #: Source files whose comments are under rule 1 (globs relative to the repository root).
 CODE = ["src/**/*.rs", "tests/*.rs", "build.rs", "training/glimpse_train/**/*.py", "training/tests/*.py",
-        "tools/*.py", "tools/tests/*.py", "uci-tests/*.py", "Makefile", "mk/*.mk", ".ci/run"]
+        "tools/*.py", "tools/tests/*.py", "uci-tests/*.py", "Makefile", "mk/*.mk", ".ci/run", "training/device/*.sh",
+        "tools/device/*.sh"]
 #: Files that quote the words to define the rule.
 EXEMPT = {"tools/doc_rules.py", "tools/tests/test_doc_rules.py"}
 #: Where "cycle N" is the campaign's own term rather than a date.

@@ -151,10 +151,9 @@ def heldout(r: Results) -> str:
             ["Kendall τ-b", *[f"{x['kendall_tau']:.3f}" for x in reps]],
             ["bucket cross-entropy (nats)", *[f"{x['val_loss']:.3f}" for x in reps]],
             [f"Lichess puzzles, whole line, first {reps[0]['puzzles']}", *[pct(x["puzzle_accuracy"]) for x in reps]],
-            ["held-out positions", *[f"{x['val_positions']:,}" for x in reps]],
-            ["date", *[x["date"] for x in reps]],
-            ["command", *[heldout_command(x) for x in reps]]]
-    return table(["metric", *[f"`{x['net']}`" for x in reps]], rows)
+            ["held-out positions", *[f"{x['val_positions']:,}" for x in reps]]]
+    return (", ".join(f"{heldout_command(x)} ({x['date']})" for x in reps) + ".\n\n"
+            + table(["metric", *[f"`{x['net']}`" for x in reps]], rows))
 
 
 def ladder(r: Results) -> str:
@@ -177,18 +176,16 @@ def ladder(r: Results) -> str:
 
 
 def sprt(r: Results) -> str:
-    """The model card's record of the SPRT that made the shipped net the default."""
+    """The model card's record of the SPRT that made the shipped net the default (one paragraph; the JSON's
+    ``note`` says which file played, for the card's prose to explain)."""
     s = r.load("sprt", r.default + ".json")
     sp = s["sprt"]
-    rows = [["candidate − baseline", f"`{s['candidate']}` − `{s['baseline']}`, {s.get('mode', 'searchless')}"],
-            ["test", f"SPRT({sp['elo0']:g}, {sp['elo1']:g}), α = β = {sp['alpha']:g}, {s['time_control']['text']}, "
-                     f"concurrency {s.get('concurrency', 2)}, seed {s.get('seed', '—')}"],
-            ["result", f"**{sp['state']}** after {s['games']} games, LLR {sp['llr']:.2f}"],
-            ["W / D / L", f"+{s['wins']} ={s['draws']} −{s['losses']} ({pct(s['score'])})"],
-            ["Elo", f"**{signed(s['elo'])}** (95 % {signed(s['elo_low'])} … {signed(s['elo_high'])})"],
-            ["date", s["started"][:10]], ["command", f"`{s['command']}`"]]
-    out = table(["SPRT", "value"], rows)
-    return out + (f"\n{s['note']}\n" if s.get("note") else "")
+    return (f"`{s['candidate']}` against `{s['baseline']}`, {s.get('mode', 'searchless')}, SPRT({sp['elo0']:g}, "
+            f"{sp['elo1']:g}) with α = β = {sp['alpha']:g} at {s['time_control']['text']}, concurrency "
+            f"{s.get('concurrency', 2)}, seed {s.get('seed', '—')}, {s['started'][:10]}: **{sp['state']}** after "
+            f"{s['games']} games, LLR {sp['llr']:.2f}; +{s['wins']} ={s['draws']} −{s['losses']} ({pct(s['score'])}), "
+            f"Elo **{signed(s['elo'])}** (95 % {signed(s['elo_low'])} … {signed(s['elo_high'])}). "
+            f"Command: `{s['command']}`.\n")
 
 
 def int8(r: Results) -> str:

@@ -1,5 +1,5 @@
 //! FEN → 77 token ids, exactly as the searchless-chess reference tokenizer
-//! (`searchless_chess/src/tokenizer.py`, commit 90ae0e6); see `../shared/docs/searchless-conventions.md`.
+//! (`searchless_chess/src/tokenizer.py`, commit 90ae0e6); see `docs/searchless-conventions.md`.
 //!
 //! Layout: side to move (1), board in FEN order with digits expanded to `.` (64), castling field
 //! right-padded with `.` (4), en-passant square or `..` (2), halfmove clock and fullmove number

@@ -1,5 +1,5 @@
 #!/bin/bash
-# On a lent GPU machine, one call per folder made by tools/device/gpu-kit.sh, in order, carrying it:
+# On a GPU machine, one call per folder made by tools/device/gpu-kit.sh, in order, carrying it:
 #   bash tools/device/gpu-bench.sh .dev/gpuK
 # Each call keeps its part in /tmp/ortgpu (the machine keeps /tmp while it stays warm, 30 s after a call).
 # The folder with RUN in it unpacks the libraries, points the loader at the CUDA 13 / cuDNN 9 libraries of

@@ -1,13 +1,13 @@
 #!/bin/bash
-# Here, before a lent GPU machine's calls (issue 15, item 5: `glimpse bench` with the CUDA and TensorRT
-# execution providers): the onnxruntime-gpu 1.31.1 libraries split into parts that fit one call each
+# Here, before the GPU machine's calls (`glimpse bench` with the CUDA and TensorRT execution providers): the onnxruntime-gpu 1.31.1 libraries split into parts that fit one call each
 # (.dev/gpu1 … .dev/gpuN, 55 MB apiece), and a last folder with the release binary, the default net's
 # float32 source, its int8 twin and a float16 copy (onnxruntime.transformers.float16, inputs and outputs
 # kept). Needs the venv (`make train-setup`) and `make build`. Then on the device, one call per folder in
 # order, each carrying it: `bash tools/device/gpu-bench.sh .dev/gpuK`; the last call runs the benches.
 # Each call may carry 64 MiB in all: take data/labels, weights, training/campaign and tests/data out of the
-# index and into .git/info/exclude for the calls, as training/CAMPAIGN.md says ("On a lent GPU machine").
-# Checked on this CPU machine (2026-11-26): 4 calls (56, 56, 56, 46 MB); the providers then fail for want of
+# index and into .git/info/exclude for the calls, as training/device/prepare.sh does (training/CAMPAIGN.md,
+# "Scale out").
+# Checked on a CPU-only machine (2026-11-26): 4 calls (56, 56, 56, 46 MB); the providers then fail for want of
 # libcublasLt.so.13 and every bench falls back to the CPU, as it should here.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -77,7 +77,7 @@ def test_every_block_renders_its_results(tmp_path):
     assert "+177 Elo (95 % −176 … +531)" in new
     assert "41.76 %" in new and "41.97 %" in new and "41.3 %" in new  # held-out int8, float, puzzles
     assert "`806-00ff00ff00ff00ff`" in new and "47.10 ms" in new and "81.00 ms" in new and "569.4" in new
-    assert "**H1 accepted** after 645 games, LLR 2.95" in new and "**+59** (95 % +32 … +86)" in new
+    assert "**H1 accepted** after 645 games, LLR 2.95" in new and "Elo **+59** (95 % +32 … +86)" in new
     assert "+3 =1 −0 (88 %)" in new  # a ladder row
     # Writing twice changes nothing.
     assert dt.fill(new, r) == (new, [])

@@ -1,5 +1,5 @@
 #!/bin/bash
-# On the lent GPU machine, last call: every 10 s copy the label shards (as labs-N.tar: unpack them all here,
+# On the GPU machine, last call: every 10 s copy the label shards (as labs-N.tar: unpack them all here,
 # then `remote import` each lab-* folder), the newest ONNX snapshot, JAX's compilation cache (jaxcache.tar)
 # and the logs to $OUT, until no `remote` job runs or MAX_SECONDS pass. What is under $OUT comes back even
 # when the call runs out of time, but not when the machine is taken back mid-call: several short calls lose
@@ -8,7 +8,7 @@
 end=$(( $(date +%s) + ${1:-100000} ))
 while true; do
   # The shards and summaries of every burst in a few tars (labs-0.tar, labs-1.tar, ...) of at most
-  # TAR_BYTES each: a call returns only 8 files, and a file of 17 MB came back "left out (size)" (session 15).
+  # TAR_BYTES each: a call returns only 8 files, and a file of 17 MB comes back "left out (size)".
   shopt -s nullglob; files=(/tmp/lab-*/label-summary.json /tmp/lab-*/*.gz); shopt -u nullglob
   k=0; size=0; group=()
   for f in "${files[@]}" END; do

@@ -1,9 +1,9 @@
 #!/bin/bash
-# On the lent GPU machine (training/CAMPAIGN.md, "On a lent GPU machine"), first call: start a labelling
+# On the GPU machine (training/CAMPAIGN.md, "Scale out"), first call: start a labelling
 # burst in the background and return. Carry .dev/lab (stockfish.xz, fens.txt, py/chess; and pack/ with some
 # of the pack's files when the pack alone would pass 64 MiB).
 #   bash training/device/lab.sh SECONDS [SEED0] [WORKERS]
-# A second burst in the same lease: pass a new SEED0; the FENs are labelled only by the first.
+# A second burst on the same warm machine: pass a new SEED0; the FENs are labelled only by the first.
 set -e
 secs=${1:?seconds}; seed0=${2:-20000000}; workers=${3:-14}
 mkdir -p /tmp/code /tmp/labpack

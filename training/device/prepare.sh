@@ -1,15 +1,15 @@
 #!/bin/bash
-# Here, before a GPU lease (training/CAMPAIGN.md, "On a lent GPU machine"): build .dev/pack (for train.sh) and
+# Here, before the GPU machine's calls (training/CAMPAIGN.md, "Scale out"): build .dev/pack (for train.sh) and
 # .dev/lab (for lab.sh), each under the 64 MiB a call carries, and take the big tracked folders out of git's
 # index so that the tree that travels with every call stays ~2 MB. Stop the campaign first (the pack reads
-# the label store); `restore` after the lease, before any commit.
+# the label store); `restore` after the last call, before any commit.
 #   bash training/device/prepare.sh [LAYERS]   # LAYERS: start from the best net grown to LAYERS blocks (grow.py)
 #   bash training/device/prepare.sh restore    # the big folders back in the index
 # Environment: FENS (unlabelled positions for lab.sh, default 60000), BEST (the start net, default the
 # campaign run's best.onnx, else training/campaign/campaign-l6d128.onnx).
 set -euo pipefail
 big="data/labels weights training/campaign tests/data"
-mark="# glimpse lease: big folders out of the tree that travels (training/device/prepare.sh)"
+mark="# glimpse device calls: big folders out of the tree that travels (training/device/prepare.sh)"
 if [ "${1:-}" = restore ]; then
   git reset -q -- $big
   awk -v m="$mark" '$0 == m {exit} {print}' .git/info/exclude > .git/info/exclude.tmp
@@ -35,8 +35,8 @@ PYTHONPATH=training $py -m glimpse_train.remote pack --out .dev/pack --start "$s
 # arrays are placed largest first (first-fit decreasing) in .dev/pack, .dev/lab/pack (lab.sh hands them to
 # train.sh through /tmp/g/pack-extra) or .dev/stage (carried by stage.sh, a call between lab.sh and train.sh).
 # A call carries at most 64 MiB (67.1 MB) with the tracked tree (~2 MB once the big folders leave the index):
-# 64 MB a folder. At 60 (sessions 15-17) the L10 pack of session 18 did not fit; in session 19 (1.7 M
-# positions) filling .dev/lab before .dev/stage left 99 MB in .dev/stage, where largest-first fits all three.
+# 64 MB a folder. With 60 MB a 10-block pack did not fit; with 1.7 M positions, filling .dev/lab before
+# .dev/stage left 99 MB in .dev/stage, where largest-first fits all three.
 limit_mb=${LIMIT_MB:-64}
 limit=$(( limit_mb * 1000000 ))
 rm -rf .dev/stage

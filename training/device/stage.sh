@@ -1,5 +1,5 @@
 #!/bin/bash
-# On the lent GPU machine, between lab.sh and train.sh, when prepare.sh made .dev/stage (a pack too large for
+# On the GPU machine, between lab.sh and train.sh, when prepare.sh made .dev/stage (a pack too large for
 # two calls): hand the pack files it carries to train.sh. Carry .dev/stage.
 #   bash training/device/stage.sh
 set -e

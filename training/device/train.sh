@@ -1,5 +1,5 @@
 #!/bin/bash
-# On the lent GPU machine, second call: start training in the background and return. Carry .dev/pack
+# On the GPU machine, second call: start training in the background and return. Carry .dev/pack
 # (made here by `remote pack`, fens.txt moved to .dev/lab). Extra arguments go to `remote train`.
 #   bash training/device/train.sh SECONDS [--lr 1e-3 --decay-frac 0.4 ...]
 set -e
@@ -8,8 +8,8 @@ mkdir -p /tmp/code /tmp/g
 cp -r training/glimpse_train /tmp/code/
 rm -rf /tmp/g/pack; cp -r .dev/pack /tmp/g/pack
 cp -n /tmp/g/pack-extra/* /tmp/g/pack/ 2>/dev/null || true  # pack files sent by lab.sh (.dev/lab/pack/)
-# JAX's persistent compilation cache: the step's compile took ~95 s on each lease. collect.sh brings the
-# cache back as jaxcache.tar; put it in .dev/pack/ for the next lease (it hits on the same GPU and jax).
+# JAX's persistent compilation cache: the step's compile takes ~95 s on a fresh machine. collect.sh brings
+# the cache back as jaxcache.tar; put it in .dev/pack/ for the next run (it hits on the same GPU and jax).
 export JAX_COMPILATION_CACHE_DIR=/tmp/g/jaxcache; mkdir -p "$JAX_COMPILATION_CACHE_DIR"
 if [ -f /tmp/g/pack/jaxcache.tar ]; then tar xf /tmp/g/pack/jaxcache.tar -C /tmp/g; fi
 cd /tmp && PYTHONPATH=/tmp/code:/tmp/g/pack/py setsid nohup ${PY:-python3} -m glimpse_train.remote train --pack /tmp/g/pack \

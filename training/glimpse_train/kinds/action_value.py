@@ -18,7 +18,8 @@ position. Dynamic batch. Opset 17. Metadata props: ``glimpse.kind``, ``glimpse.b
 
 Graph optimisations (outputs stay within float32 rounding of the plain model):
 * the √D embedding scale is folded into the embedding table, the 1/√(D/H) attention scale into W_Q;
-* Q/K/V projections are one MatMul [D, 3D]; SwiGLU's W1/W2 one MatMul [D, 8D];
+* Q, K, V and SwiGLU's gate and up projections are separate MatMuls (a fused product and Split costs
+  a copy in ONNX Runtime); only the JAX forward pass concatenates them ([D, 3D] and [D, 2·widening·D]);
 * the last layer computes K and V for all positions but Q, attention output, MLP, final LayerNorm
   and the head only for the last position (the only row that is read).
 
@@ -347,7 +348,7 @@ def verify(params, mcfg: ModelConfig, onnx_path: str, tokens: np.ndarray) -> flo
 # training
 # ----------------------------------------------------------------------------------------------
 
-# Presets. rows/s measured on the 2-core CPU box (see training/README.md).
+# Presets: architecture and training schedule, from ``smoke`` (a check that runs in seconds) up to ``9m``.
 CONFIGS = {
     "smoke": dict(layers=2, dim=32, heads=2, batch=64, steps=40, lr=1e-3, warmup=10, eval_every=20,
                   eval_rows=256, max_positions=400, ckpt_seconds=30),
