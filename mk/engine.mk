@@ -25,7 +25,7 @@ bench-results: build $(VENV_STAMP)
 	  --json 'tools/results/bench/$(notdir $(BENCH_NET:.onnx=)).json' \
 	  --command 'make bench-results$(if $(NET), NET=$(NET))'
 
-# Valgrind memcheck (README: Reliability): the library's unit tests, the property tests (fewer
+# Valgrind memcheck (tools/README.md, "Valgrind"): the library's unit tests, the property tests (fewer
 # cases) and a scripted UCI session (tools/valgrind/session.uci: both searches, a bad net file,
 # garbage, quit) on the release build. Reports from inside ONNX Runtime and the dynamic loader are
 # suppressed (tools/valgrind/onnxruntime.supp); any other error or definite leak fails the target.

@@ -1,8 +1,9 @@
 """ONNX helpers shared by every model kind's exporter (``kinds/*.py``): a tiny graph builder, the opset,
 an onnxruntime session and the ``glimpse.*`` metadata of a file.
 
-The exporters fold √D into the embedding table and 1/√(D/H) into W_Q, and fuse QKV and the SwiGLU
-gate/up matrices into single MatMuls (see each kind's ``build_model``).
+The exporters fold √D into the embedding table and 1/√(D/H) into W_Q, and write Q, K, V and the SwiGLU
+gate and up as separate MatMuls (a fused product and a ``Split`` costs a copy in ONNX Runtime; see each
+kind's ``build_model``).
 """
 
 from __future__ import annotations
