@@ -50,7 +50,7 @@ import time
 
 import numpy as np
 
-from . import labelstore, raylabel
+from . import chessdata, labelstore, raylabel
 from .trainloop import log_line
 
 SOURCES = ("selfplay", "popular", "endgames", "dagger")
@@ -977,7 +977,7 @@ def main(argv=None):
             print(f"campaign: {e}", file=sys.stderr)
             return 1
         return 0 if rep["adopted"] else 2
-    sf = raylabel.find_stockfish(a.stockfish)
+    sf = chessdata.find_stockfish(a.stockfish)
     Campaign(cfg, a.shared, a.store, a.runs_dir, a.out_dir, sf).run()
     return 0
 

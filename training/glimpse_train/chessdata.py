@@ -5,13 +5,18 @@
   to get the string the engine tokenizes.
 * ``ACTIONS`` / ``MOVE_TO_ACTION``: the 1968 UCI moves in the reference order.
 * ``win_prob(cp)`` (Lichess formula), ``bucket_of(p)`` = searchsorted(edges, p, 'left'), K=128.
+* ``position_key(fen)``: the deduplication and held-out split key; ``score_str``/``score_key``: Stockfish
+  scores as label text and their order; ``find_stockfish``: the Stockfish binary.
+* ``random_positions``/``tokens_actions``: seeded random-play boards and their one-pass network inputs.
 """
 
 from __future__ import annotations
 
 import math
+import os
 
 import chess
+import chess.engine
 import numpy as np
 
 VOCAB_CHARS = "0123456789abcdefghpnrkqPBNRQKw."
@@ -48,6 +53,12 @@ def tokenize(fen: str) -> np.ndarray:
         return np.asarray([CHAR_TO_ID[c] for c in out], np.uint8)
     except KeyError as e:
         raise ValueError(f"character {e} not in vocabulary: {fen!r}") from None
+
+
+def position_key(fen: str) -> str:
+    """First four FEN fields (placement, side to move, castling, en passant): the deduplication key of the
+    label store and the key whose hash picks the held-out split (``data.is_validation``)."""
+    return " ".join(fen.split()[:4])
 
 
 def canonical_fen(fen: str) -> str:
@@ -100,6 +111,36 @@ def parse_score(s: str) -> float:
     return win_prob(float(s))
 
 
+def score_str(score: chess.engine.PovScore) -> str:
+    """Stockfish score from the mover's point of view as label text: ``cp`` or ``M<n>``/``M-<n>``."""
+    s = score.relative
+    if s.is_mate():
+        m = s.mate()
+        return f"M{m}" if m > 0 else f"M-{abs(m)}"
+    return str(s.score())
+
+
+def score_key(s: str) -> float:
+    """Order key of a score string: mate-in-n above every cp score, mated-in-n below, shorter mates first."""
+    if s.startswith("M"):
+        n = int(s[1:])
+        return 100000.0 - n if n > 0 else -100000.0 - n
+    return float(s)
+
+
+#: Where ``find_stockfish`` looks when no path is given (Debian's package and the usual install places).
+SF_PATHS = ["/usr/games/stockfish", "/usr/bin/stockfish", "/usr/local/bin/stockfish"]
+
+
+def find_stockfish(explicit: str | None = None) -> str:
+    """Path of the Stockfish binary (``explicit`` first, then ``SF_PATHS``); raises ``FileNotFoundError``
+    with the apt hint when absent."""
+    for p in ([explicit] if explicit else []) + SF_PATHS:
+        if p and os.path.exists(p):
+            return p
+    raise FileNotFoundError("stockfish not found: apt-get install -y stockfish (15.1) or pass --stockfish")
+
+
 def bucket_of(p) -> np.ndarray:
     """searchsorted(edges, p, side='left') for scalar or array win probabilities."""
     return np.searchsorted(BUCKET_EDGES, p, side="left")
@@ -140,3 +181,33 @@ def mirror_states(states: np.ndarray) -> np.ndarray:
     is_file = (ep >= _FILE_IDS[0]) & (ep <= _FILE_IDS[-1])
     out[:, 69] = np.where(is_file, _FILE_IDS[0] + _FILE_IDS[-1] - ep, ep)
     return out
+
+
+# ---------------------------------------------------------------------------------------------- test positions
+def random_positions(n: int, seed: int = 0) -> list[chess.Board]:
+    """``n`` positions reached by seeded random play from the start (4–80 plies, none finished)."""
+    rng = np.random.default_rng(seed)
+    out: list[chess.Board] = []
+    while len(out) < n:
+        b = chess.Board()
+        for _ in range(int(rng.integers(4, 81))):
+            moves = list(b.legal_moves)
+            if not moves:
+                break
+            b.push(moves[int(rng.integers(len(moves)))])
+        if not b.is_game_over():
+            out.append(b)
+    return out
+
+
+def tokens_actions(boards: list[chess.Board]) -> tuple[np.ndarray, np.ndarray]:
+    """The one-pass inputs of ``boards``: tokens [B, 78] and actions [B, M] (every legal move, ascending
+    action id, padded with action 0), both int64."""
+    moves = [sorted(MOVE_TO_ACTION[m.uci()] for m in b.legal_moves) for b in boards]
+    m = max(len(x) for x in moves)
+    tokens = np.zeros((len(boards), 78), np.int64)
+    actions = np.zeros((len(boards), m), np.int64)
+    for i, (b, ids) in enumerate(zip(boards, moves)):
+        tokens[i, 1:] = tokenize(b.fen())
+        actions[i, : len(ids)] = ids
+    return tokens, actions

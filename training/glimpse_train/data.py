@@ -23,27 +23,16 @@ import time
 
 import numpy as np
 
-from .chessdata import MOVE_TO_ACTION, bucket_of, canonical_fen, parse_score, tokenize
+# position_key and score_key belong to chessdata; readers of label files import them from here as well.
+from .chessdata import (MOVE_TO_ACTION, bucket_of, canonical_fen, parse_score, position_key,  # noqa: F401
+                        score_key, tokenize)
 
 VAL_PER_MILLE = 30
-
-
-def position_key(fen: str) -> str:
-    """First four FEN fields (placement, side, castling, ep) — the dedup / split key."""
-    return " ".join(fen.split(" ")[:4])
 
 
 def is_validation(fen: str) -> bool:
     h = hashlib.blake2b(position_key(fen).encode(), digest_size=8).digest()
     return int.from_bytes(h, "little") % 1000 < VAL_PER_MILLE
-
-
-def score_key(s: str) -> float:
-    """Order key of a Stockfish score string: mate-in-n above cp, mated-in-n below, shorter first."""
-    if s.startswith("M"):
-        n = int(s[1:])
-        return 100000.0 - n if n > 0 else -100000.0 - n
-    return float(s)
 
 
 def parse_line(line: str):

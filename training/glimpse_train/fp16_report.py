@@ -28,32 +28,16 @@ import time
 
 import numpy as np
 
+from .chessdata import BUCKET_CENTRES as CENTRES
+from .chessdata import tokenize as tokenize_array
 from .convert import convert
 from .kinds.action_value import KIND_AV, KIND_BC, KIND_SV
 from .onnx_graph import ort_session
 from .test_models import golden_cases
 
-VOCAB = "0123456789abcdefghpnrkqPBNRQKw."
-CENTRES = (np.arange(128) + 0.5) / 128
-
-
 def tokenize(fen: str) -> list[int]:
-    """77 token ids of a FEN (conventions doc; checked against golden/tokenizer_golden.jsonl)."""
-    board, side, castling, ep, half, full = fen.split(" ")
-    idx = {c: i for i, c in enumerate(VOCAB)}
-    out = [idx[side]]
-    for ch in board:
-        if ch.isdigit():
-            out += [idx["."]] * int(ch)
-        elif ch != "/":
-            out.append(idx[ch])
-    out += [idx[c] for c in (castling if castling != "-" else "").ljust(4, ".")]
-    out += [idx[c] for c in (ep if ep != "-" else "..")]
-    out += [idx[c] for c in half.ljust(3, ".")]
-    out += [idx[c] for c in full.ljust(3, ".")]
-    if len(out) != 77:
-        raise ValueError(f"{fen}: {len(out)} tokens")
-    return out
+    """77 token ids of a FEN as a list (``chessdata.tokenize``; checked against golden/tokenizer_golden.jsonl)."""
+    return tokenize_array(fen).tolist()
 
 
 def check_tokenizer(gdir: str) -> int:

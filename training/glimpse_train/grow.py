@@ -105,9 +105,10 @@ def grow(net: str, out: str, layers: int, seed: int = 0, positions: int = 16) ->
     import onnx
 
     from .kinds.multi_action_value import build_model, gflop_per_position, num_params
-    from .onnx_import import import_onepass, read_meta, same_outputs
+    from .onnx_graph import onnx_meta
+    from .onnx_import import import_onepass, same_outputs
 
-    meta = read_meta(net)
+    meta = onnx_meta(net)
     if meta.get("glimpse.precision", "fp32") != "fp32":
         raise ValueError(f"{net}: glimpse.precision is {meta['glimpse.precision']!r}; grow the float32 source")
     params, cfg = import_onepass(net)

@@ -27,17 +27,8 @@ import chess
 import chess.engine
 import chess.pgn
 
+from .chessdata import find_stockfish, score_str
 from .data import label_files, parse_line, position_key
-
-SF_PATHS = ["/usr/games/stockfish", "/usr/bin/stockfish", "/usr/local/bin/stockfish"]
-
-
-def find_stockfish(explicit: str | None) -> str:
-    for p in ([explicit] if explicit else []) + SF_PATHS:
-        if p and os.path.exists(p):
-            return p
-    raise SystemExit("stockfish not found: apt-get install -y stockfish (15.1) or pass --stockfish")
-
 
 def _epd_fens(path: str) -> list[str]:
     out = []
@@ -138,14 +129,6 @@ def collect_positions(shared: str, limit: int, seed: int = 0, game_sample: float
     return out
 
 
-def score_str(score: chess.engine.PovScore) -> str:
-    s = score.relative
-    if s.is_mate():
-        m = s.mate()
-        return f"M{m}" if m > 0 else f"M-{abs(m)}"
-    return str(s.score())
-
-
 _ENGINE = None
 
 
@@ -199,7 +182,10 @@ def main(argv=None):
     a = ap.parse_args(argv)
     from tqdm import tqdm
 
-    sf = find_stockfish(a.stockfish)
+    try:
+        sf = find_stockfish(a.stockfish)
+    except FileNotFoundError as e:
+        raise SystemExit(str(e)) from None
     os.makedirs(a.out, exist_ok=True)
     t0 = time.time()
     fens = collect_positions(a.shared, a.positions, a.seed)

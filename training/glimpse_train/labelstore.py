@@ -28,6 +28,8 @@ import re
 import time
 from typing import Iterable, Iterator
 
+from .chessdata import position_key
+
 MAX_SHARD_BYTES = 16 * 1024 * 1024
 MANIFEST = "MANIFEST.json"
 _SCORE = re.compile(r"^(-?\d+|M-?\d+)$")
@@ -36,11 +38,6 @@ _UCI = re.compile(r"^[a-h][1-8][a-h][1-8][qrbn]?$")
 
 class LabelFormatError(ValueError):
     """A line that is not ``FEN<TAB>move=score …`` (message says which part is wrong)."""
-
-
-def position_key(fen: str) -> str:
-    """First four FEN fields: the deduplication key."""
-    return " ".join(fen.split()[:4])
 
 
 def format_line(fen: str, moves: Iterable[tuple[str, str]]) -> str:

@@ -12,27 +12,23 @@ Raises ``ValueError`` when the file is not a one-pass net or an initializer is m
 
 from __future__ import annotations
 
+import argparse
 import math
 import re
+import sys
 
 import numpy as np
+import onnx
+from onnx import numpy_helper
 
+from .chessdata import MOVE_TO_ACTION, random_positions, tokens_actions
+from .kinds.multi_action_value import KIND_MAV, KIND_MAVP, MAVConfig, build_model, param_shapes
+from .onnx_graph import onnx_meta, ort_session
 from .transformer import attn_name, lin_name, ln_name
-from .kinds.multi_action_value import KIND_MAV, KIND_MAVP, MAVConfig, param_shapes
-
-
-def read_meta(path: str) -> dict[str, str]:
-    """``glimpse.*`` metadata of an ONNX file."""
-    import onnx
-
-    return {p.key: p.value for p in onnx.load(path, load_external_data=False).metadata_props}
 
 
 def import_onepass(path: str) -> tuple[dict[str, np.ndarray], MAVConfig]:
     """``(params, cfg)`` of a one-pass ONNX file (float32 arrays keyed by the training names)."""
-    import onnx
-    from onnx import numpy_helper
-
     model = onnx.load(path)
     meta = {p.key: p.value for p in model.metadata_props}
     if meta.get("glimpse.kind") not in (KIND_MAV, KIND_MAVP):
@@ -106,8 +102,6 @@ def import_onepass(path: str) -> tuple[dict[str, np.ndarray], MAVConfig]:
         p["policy_head/query/w"] = (get("pol_q").astype(np.float64) / scale).astype(np.float32)
         p["policy_head/key/w"] = get("pol_k")
         # the exporter folds the 4 promotion offsets into a [1968] table: read them back at a7a8q/r/b/n
-        from .chessdata import MOVE_TO_ACTION
-
         tbl = get("pol_promo")
         p["policy_head/promo/b"] = np.asarray([tbl[MOVE_TO_ACTION["a7a8" + c]] for c in "qrbn"], np.float32)
     if cfg.wdl_head:
@@ -128,11 +122,7 @@ def reexport(net: str, out: str, fused_attention: bool = True, positions: int = 
 
     Raises ``ValueError`` for a file that is not a float32 one-pass net, or when the outputs differ by
     more than 1e-4."""
-    import onnx
-
-    from .kinds.multi_action_value import build_model
-
-    meta = read_meta(net)
+    meta = onnx_meta(net)
     if meta.get("glimpse.precision", "fp32") != "fp32":
         raise ValueError(f"{net}: glimpse.precision is {meta['glimpse.precision']!r}; re-export the float32 source")
     params, cfg = import_onepass(net)
@@ -144,9 +134,6 @@ def reexport(net: str, out: str, fused_attention: bool = True, positions: int = 
 def same_outputs(net: str, out: str, positions: int = 16, tol: float = 1e-4) -> float:
     """Largest difference of any output of the one-pass files ``net`` and ``out`` over every legal move of
     ``positions`` random-play positions; raises ``ValueError`` above ``tol``."""
-    from .onnx_graph import ort_session
-    from .quantize import random_positions, tokens_actions
-
     feed = dict(zip(("tokens", "actions"), tokens_actions(random_positions(positions, seed=1))))
     a, b = ort_session(net), ort_session(out)
     names = [o.name for o in a.get_outputs()]
@@ -158,9 +145,6 @@ def same_outputs(net: str, out: str, positions: int = 16, tol: float = 1e-4) -> 
 
 def main(argv=None) -> int:
     """``python -m glimpse_train.onnx_import --net a.onnx --out b.onnx [--plain-attention]``: :func:`reexport`."""
-    import argparse
-    import sys
-
     ap = argparse.ArgumentParser(description="Re-export a one-pass net with today's exporter (same weights).")
     ap.add_argument("--net", required=True, help="float32 one-pass net (.onnx)")
     ap.add_argument("--out", required=True)

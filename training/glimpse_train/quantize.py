@@ -38,7 +38,7 @@ import chess
 import numpy as np
 import onnx
 
-from .chessdata import BUCKET_CENTRES, MOVE_TO_ACTION, tokenize
+from .chessdata import BUCKET_CENTRES, random_positions, tokens_actions
 
 #: What ``make quantize`` uses unless told otherwise (chosen by measurement, ``weights/README.md``).
 DEFAULT_OP_TYPES = ("MatMul",)
@@ -130,38 +130,9 @@ def quantize(net: str, out: str | None = None, per_channel: bool = False,
 
 
 # ---------------------------------------------------------------------------------------------- checks
-def random_positions(n: int, seed: int = 0) -> list[chess.Board]:
-    """``n`` positions reached by seeded random play from the start (4–80 plies, none finished)."""
-    rng = np.random.default_rng(seed)
-    out: list[chess.Board] = []
-    while len(out) < n:
-        b = chess.Board()
-        for _ in range(int(rng.integers(4, 81))):
-            moves = list(b.legal_moves)
-            if not moves:
-                break
-            b.push(moves[int(rng.integers(len(moves)))])
-        if not b.is_game_over():
-            out.append(b)
-    return out
-
-
 def _session(path: str, threads: int = 0):
     from .onnx_graph import ort_session
     return ort_session(path, threads)
-
-
-def tokens_actions(boards: list[chess.Board]) -> tuple[np.ndarray, np.ndarray]:
-    """The one-pass inputs of ``boards``: tokens [B, 78] and actions [B, M] (every legal move, ascending
-    action id, padded with action 0), both int64."""
-    moves = [sorted(MOVE_TO_ACTION[m.uci()] for m in b.legal_moves) for b in boards]
-    m = max(len(x) for x in moves)
-    tokens = np.zeros((len(boards), 78), np.int64)
-    actions = np.zeros((len(boards), m), np.int64)
-    for i, (b, ids) in enumerate(zip(boards, moves)):
-        tokens[i, 1:] = tokenize(b.fen())
-        actions[i, : len(ids)] = ids
-    return tokens, actions
 
 
 def move_q(sess, boards: list[chess.Board]) -> list[np.ndarray]:

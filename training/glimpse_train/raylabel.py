@@ -27,20 +27,12 @@ import time
 import chess
 import chess.engine
 
-SF_PATHS = ["/usr/games/stockfish", "/usr/bin/stockfish", "/usr/local/bin/stockfish"]
+from .chessdata import score_key, score_str
 
 #: seconds Stockfish may take to answer ``uci``/``isready`` at start-up. python-chess's default (10 s) was
 #: exceeded on a 2-core machine under load (niced workers beside builds and matches): every such chunk
 #: was lost with a ``TimeoutError`` before it labelled anything.
 STARTUP_TIMEOUT = 300.0
-
-
-def find_stockfish(explicit: str | None = None) -> str:
-    """Path of the Stockfish binary; raises ``FileNotFoundError`` with the apt hint when absent."""
-    for p in ([explicit] if explicit else []) + SF_PATHS:
-        if p and os.path.exists(p):
-            return p
-    raise FileNotFoundError("stockfish not found: apt-get install -y stockfish (15.1) or pass --stockfish")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,23 +52,6 @@ class LabelScheme:
         else:
             s["multipv"] = "all"
         return s
-
-
-def score_str(score: chess.engine.PovScore) -> str:
-    """Stockfish score from the mover's point of view: ``cp`` or ``M<n>``/``M-<n>``."""
-    s = score.relative
-    if s.is_mate():
-        m = s.mate()
-        return f"M{m}" if m > 0 else f"M-{abs(m)}"
-    return str(s.score())
-
-
-def score_key(s: str) -> float:
-    """Order key of a score string: mate-in-n above every cp score, shorter mates first."""
-    if s.startswith("M"):
-        n = int(s[1:])
-        return 100000.0 - n if n > 0 else -100000.0 - n
-    return float(s)
 
 
 def _below(s: str) -> str:

@@ -57,7 +57,7 @@ def _expected(lp: np.ndarray) -> np.ndarray:
 def position_arrays(sess, fen: str, labels: dict[str, float]) -> dict | None:
     """For one position: per legal labelled move (ascending action id) Q, the successor value V, ln P (or zeros
     without a policy head) and whether Stockfish scored it best; ``None`` with fewer than 2 such moves."""
-    from .quantize import tokens_actions
+    from .chessdata import tokens_actions
 
     board = chess.Board(fen)
     legal = sorted((m for m in board.legal_moves if m.uci() in labels), key=lambda m: MOVE_TO_ACTION[m.uci()])

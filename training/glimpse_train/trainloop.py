@@ -330,14 +330,28 @@ def log_line(msg: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
+class SignalStop:
+    """SIGTERM/SIGINT set a flag that the loops poll (the trainer checkpoints on it, the campaign's labeller
+    writes what it has); calling the object reads the flag. ``install()`` may be repeated: ``ray.init`` and
+    ``ray.shutdown`` replace handlers, so the campaign installs again after each."""
+
+    def __init__(self, log: Callable[[str], None] = log_line):
+        self.flag = False
+        self.log = log
+
+    def install(self) -> "SignalStop":
+        signal.signal(signal.SIGTERM, self._set)
+        signal.signal(signal.SIGINT, self._set)
+        return self
+
+    def _set(self, signum, frame):
+        self.flag = True
+        self.log(f"signal {signum}: finishing the current step, checkpointing and stopping")
+
+    def __call__(self) -> bool:
+        return self.flag
+
+
 def stop_on_signals(log: Callable[[str], None] = log_line) -> Callable[[], bool]:
     """Installs SIGTERM/SIGINT handlers that ask the loop to checkpoint and stop; returns the stop flag."""
-    stop = {"flag": False}
-
-    def on_signal(signum, frame):
-        stop["flag"] = True
-        log(f"signal {signum}: checkpointing and stopping")
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    return lambda: stop["flag"]
+    return SignalStop(log).install()

@@ -12,7 +12,7 @@ import shutil
 import numpy as np
 import pytest
 
-from glimpse_train import campaign, labelstore, raylabel
+from glimpse_train import campaign, chessdata, labelstore, raylabel
 from glimpse_train.data import MemDataset
 
 START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
@@ -134,14 +134,14 @@ def test_merge_tiers_keeps_deep_top():
     assert raylabel.merge_tiers({"e2e4": "M3"}, {"d2d4": "M1", "a2a3": "5"}) == {"e2e4": "M3", "d2d4": "M3", "a2a3": "5"}
 
 
-@pytest.mark.skipif(not any(os.path.exists(p) for p in raylabel.SF_PATHS), reason="needs Stockfish (apt)")
+@pytest.mark.skipif(not any(os.path.exists(p) for p in chessdata.SF_PATHS), reason="needs Stockfish (apt)")
 def test_label_chunk_two_tier_labels_every_legal_move():
-    sf = raylabel.find_stockfish()
+    sf = chessdata.find_stockfish()
     mate_in_1 = "6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1"
     res = raylabel.label_chunk([START, mate_in_1], raylabel.LabelScheme("two-tier", 4, 3, 1), sf, nice=0)
     (f1, m1), (f2, m2) = res["records"]
     assert {m for m, _ in m1} == {m for m, _ in moves_of(START)}
-    keys = [raylabel.score_key(s) for _, s in m1]
+    keys = [chessdata.score_key(s) for _, s in m1]
     assert keys == sorted(keys, reverse=True)
     assert m2[0] == ("a1a8", "M1") and res["core_seconds"] > 0
 
@@ -157,7 +157,7 @@ print(json.dumps({{"before": before, "core_seconds": res["core_seconds"], "n": l
 """
 
 
-@pytest.mark.skipif(not any(os.path.exists(p) for p in raylabel.SF_PATHS), reason="needs Stockfish (apt)")
+@pytest.mark.skipif(not any(os.path.exists(p) for p in chessdata.SF_PATHS), reason="needs Stockfish (apt)")
 def test_label_chunk_core_seconds_include_stockfish():
     """The cost a shard records is Stockfish's CPU time plus the worker's, read before Stockfish quits: once
     the engine has exited, its time reaches ``os.times()`` only when python-chess reaps it, which can be after
@@ -169,7 +169,7 @@ def test_label_chunk_core_seconds_include_stockfish():
 
     fens = [START, E4, "r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4"]
     code = _LABEL_ONE_CHUNK.format(root=os.path.dirname(os.path.dirname(os.path.abspath(__file__))), fens=fens,
-                                   sf=raylabel.find_stockfish())
+                                   sf=chessdata.find_stockfish())
     child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     out = child.stdout.read()
     _, status, usage = os.wait4(child.pid, 0)
@@ -417,7 +417,7 @@ def test_a_fresh_clone_resumes_the_curve_not_cycle_zero(tmp_path):
 
 
 @pytest.mark.skipif(not os.path.exists(os.path.join(campaign.REPO, "target", "release", "glimpse"))
-                    or not any(os.path.exists(p) for p in raylabel.SF_PATHS), reason="needs the engine and Stockfish")
+                    or not any(os.path.exists(p) for p in chessdata.SF_PATHS), reason="needs the engine and Stockfish")
 def test_dagger_positions_come_from_engine_games(tmp_path):
     import chess
 

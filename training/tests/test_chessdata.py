@@ -8,6 +8,7 @@ import math
 import os
 
 import chess
+import chess.engine
 import numpy as np
 
 from glimpse_train.chessdata import (ACTIONS, BUCKET_CENTRES, MOVE_TO_ACTION, bucket_of, canonical_fen, parse_score,
@@ -131,3 +132,32 @@ def test_mirror_batch_flips_only_positions_without_castling_rights():
     assert (t[1, 1:] == tokenize(canonical_fen(chess.Board(fens[1]).transform(chess.flip_horizontal).fen()))).all()
     t, a = mirror_batch(tokens, actions, mask, 0.0, np.random.default_rng(0))
     assert (t == tokens).all() and (a == actions).all()
+
+
+def test_position_key_is_one_function_for_the_store_and_the_split():
+    """The dedup key of the label store (``labelstore``) and the held-out split key (``data.is_validation``)
+    are chessdata's one ``position_key``; on single-spaced FENs (every label file) it is the old
+    ``split(" ")`` key, so the committed store's keys and the validation split do not move."""
+    from glimpse_train import chessdata, data, labelstore
+
+    assert data.position_key is chessdata.position_key and labelstore.position_key is chessdata.position_key
+    for fen in (chess.STARTING_FEN, "r3k2r/8/8/3pP3/8/8/8/R3K2R w KQkq d6 0 12", "8/8/8/8/8/8/6k1/4K2R w K - 0 1"):
+        old_data_key = " ".join(fen.split(" ")[:4])
+        old_store_key = " ".join(fen.split()[:4])
+        assert data.position_key(fen) == labelstore.position_key(fen) == old_data_key == old_store_key
+    assert chessdata.position_key("8/8/8/8/8/8/6k1/4K2R  w K -  0 1") == "8/8/8/8/8/8/6k1/4K2R w K -"
+
+
+def test_score_text_and_stockfish_discovery(tmp_path):
+    from glimpse_train import chessdata
+
+    assert chessdata.score_str(chess.engine.PovScore(chess.engine.Mate(-3), chess.WHITE)) == "M-3"
+    assert chessdata.score_str(chess.engine.PovScore(chess.engine.Cp(35), chess.BLACK)) == "35"
+    sf = tmp_path / "sf"
+    sf.write_text("")
+    assert chessdata.find_stockfish(str(sf)) == str(sf)
+    if not any(os.path.exists(p) for p in chessdata.SF_PATHS):
+        try:
+            chessdata.find_stockfish(None)
+        except FileNotFoundError as e:
+            assert "apt-get install" in str(e)

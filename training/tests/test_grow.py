@@ -79,7 +79,8 @@ def test_new_blocks_get_a_gradient_on_their_output_projections():
 
 
 def test_grow_cli_writes_an_equal_onnx_and_refuses_bad_requests(tmp_path, capsys):
-    from glimpse_train.onnx_import import import_onepass, read_meta
+    from glimpse_train.onnx_graph import onnx_meta
+    from glimpse_train.onnx_import import import_onepass
 
     src, out = str(tmp_path / "src.onnx"), str(tmp_path / "grown.onnx")
     mav.export(mav.perturbed_params(CFG, 3), CFG, src, description="tiny")
@@ -88,7 +89,7 @@ def test_grow_cli_writes_an_equal_onnx_and_refuses_bad_requests(tmp_path, capsys
     assert "L2 -> L4" in said and "largest output difference" in said
     _, cfg = import_onepass(out)
     assert cfg.layers == 4 and cfg.policy_dim == 8 and cfg.wdl_head
-    assert "grown L2 -> L4" in read_meta(out)["glimpse.description"]
+    assert "grown L2 -> L4" in onnx_meta(out)["glimpse.description"]
     assert grow.main(["--net", src, "--layers", "1", "--out", str(tmp_path / "x.onnx")]) == 1
     assert "cannot grow 2 layers to 1" in capsys.readouterr().err
     assert grow.main(["--net", str(tmp_path / "missing.onnx"), "--layers", "4", "--out", str(tmp_path / "y.onnx")]) == 1

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from glimpse_train import labelstore, raylabel
+from glimpse_train import chessdata, labelstore, raylabel
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TRAINING = os.path.dirname(HERE)
@@ -41,7 +41,7 @@ def _label_counting_attempts(chunk, scheme, stockfish, marks):
     return raylabel.label_chunk(fens, scheme, stockfish, 0)
 
 
-@pytest.mark.skipif(not any(os.path.exists(p) for p in raylabel.SF_PATHS), reason="needs Stockfish (apt)")
+@pytest.mark.skipif(not any(os.path.exists(p) for p in chessdata.SF_PATHS), reason="needs Stockfish (apt)")
 def test_a_lost_node_costs_no_position_and_no_duplicate(tmp_path, monkeypatch):
     ray = pytest.importorskip("ray")
     from ray.cluster_utils import Cluster
@@ -71,7 +71,7 @@ def test_a_lost_node_costs_no_position_and_no_duplicate(tmp_path, monkeypatch):
                 cluster.remove_node(second, allow_graceful=False)
                 killed.append(time.time())
 
-        raylabel.run_chunks(_label_counting_attempts, chunks, (scheme, raylabel.find_stockfish(), str(marks)),
+        raylabel.run_chunks(_label_counting_attempts, chunks, (scheme, chessdata.find_stockfish(), str(marks)),
                             on_result, on_error=errors.append, max_retries=3)
         # The GCS marks a node dead after its health checks fail, which can come after the last chunk on a
         # fast machine: wait for it (up to a minute) rather than read the list once.
