@@ -15,7 +15,7 @@
 
 use super::actions::NUM_ACTIONS;
 use super::error::ModelError;
-use super::kinds::{self, ExtraOutput, ModelKind};
+use super::kinds::{ExtraOutput, ModelKind};
 use super::precision::Precision;
 use super::runtime::{guarded, runtime};
 use super::tokenizer::tokenize;
@@ -26,6 +26,8 @@ use ort::session::builder::{GraphOptimizationLevel, SessionBuilder};
 use ort::session::Session;
 use ort::value::{TensorElementType, TensorRef, ValueType};
 use std::path::Path;
+
+mod contract;
 
 /// ORT `session.dynamic_block_base`: dynamic block sizes in the intra-op thread pool. With 2
 /// threads it made a one-row (MAV, 9M-size trunk) pass about 25 % faster on the 2-core development
@@ -339,148 +341,6 @@ impl Model {
             let model = Self::check(session, source, backend)?;
             warnings.extend(precision_note(model.info.precision, backend));
             Ok(model)
-        })
-    }
-
-    /// Checks metadata and I/O shapes against the contract of the model's kind.
-    fn check(session: Session, source: &str, backend: Backend) -> Result<Model, ModelError> {
-        let err = |m: String| ModelError::Contract {
-            model: source.to_string(),
-            message: m,
-        };
-        let meta = session
-            .metadata()
-            .map_err(|e| err(format!("cannot read metadata: {e}")))?;
-        let kind_str = meta.custom("glimpse.kind").ok_or_else(|| {
-            err(
-                "metadata `glimpse.kind` missing (not a Glimpse model; export it with training/)"
-                    .into(),
-            )
-        })?;
-        let kind = kinds::lookup(&kind_str).map_err(|e| e.for_model(source))?;
-        let buckets = match meta.custom("glimpse.buckets") {
-            Some(s) => Some(
-                s.trim()
-                    .parse::<usize>()
-                    .map_err(|_| err(format!("glimpse.buckets {s:?} is not a number")))?,
-            ),
-            None => None,
-        };
-        let (buckets, outputs) = kind.spec().outputs(buckets).map_err(err)?;
-        let gflop_per_eval = meta
-            .custom("glimpse.gflop_per_eval")
-            .and_then(|s| s.trim().parse::<f64>().ok())
-            .filter(|g| g.is_finite() && *g >= 0.0);
-        let description = meta.custom("glimpse.description").unwrap_or_default();
-        let precision =
-            Precision::from_metadata(meta.custom("glimpse.precision").as_deref()).map_err(err)?;
-        drop(meta);
-
-        let seq_len = kind.seq_len();
-        let inputs = session.inputs();
-        let multi = kind.spec().actions_input();
-        let want_inputs = if multi { 2 } else { 1 };
-        if inputs.len() != want_inputs {
-            return Err(err(format!(
-                "expected {want_inputs} input(s) for {}, found {}",
-                kind.as_str(),
-                inputs.len()
-            )));
-        }
-        let (tokens_input, actions_input) = if multi {
-            let find = |name: &str| {
-                inputs.iter().find(|i| i.name() == name).ok_or_else(|| {
-                    err(format!(
-                        "{} model needs inputs `tokens` and `actions`, found {:?}",
-                        kind.as_str(),
-                        inputs.iter().map(|i| i.name()).collect::<Vec<_>>()
-                    ))
-                })
-            };
-            (find("tokens")?, Some(find("actions")?))
-        } else {
-            (&inputs[0], None)
-        };
-        let input_name = tokens_input.name().to_string();
-        match outlet_shape(tokens_input.dtype()) {
-            Some((TensorElementType::Int64, dims))
-                if dims.len() == 2 && dims[0] <= 0 && dims[1] == seq_len as i64 => {}
-            other => {
-                return Err(err(format!(
-                    "input {input_name:?} must be int64 [batch, {seq_len}] with a dynamic batch for {}, found {other:?}",
-                    kind.as_str()
-                )))
-            }
-        }
-        let actions_name = match actions_input {
-            None => None,
-            Some(a) => match outlet_shape(a.dtype()) {
-                Some((TensorElementType::Int64, dims))
-                    if dims.len() == 2 && dims[0] <= 0 && dims[1] <= 0 =>
-                {
-                    Some(a.name().to_string())
-                }
-                other => {
-                    return Err(err(format!(
-                        "input \"actions\" must be int64 [batch, moves] with dynamic dimensions, found {other:?}"
-                    )))
-                }
-            },
-        };
-        let outs = session.outputs();
-        let out = outs
-            .iter()
-            .find(|o| o.name() == "log_probs")
-            .or(outs.first())
-            .ok_or_else(|| err("model has no output".into()))?;
-        let output_name = out.name().to_string();
-        let rank = if multi { 3 } else { 2 };
-        match outlet_shape(out.dtype()) {
-            Some((TensorElementType::Float32, dims))
-                if dims.len() == rank
-                    && (dims[rank - 1] <= 0 || dims[rank - 1] == outputs as i64) => {}
-            other => {
-                let shape = if multi {
-                    format!("[batch, moves, {outputs}]")
-                } else {
-                    format!("[batch, {outputs}]")
-                };
-                return Err(err(format!(
-                    "output {output_name:?} must be float32 {shape} for {}, found {other:?}",
-                    kind.as_str()
-                )));
-            }
-        }
-        for extra in kind.spec().extra_outputs() {
-            let found = outs.iter().find(|o| o.name() == extra.name);
-            match found.and_then(|o| outlet_shape(o.dtype())) {
-                Some((TensorElementType::Float32, dims)) if extra.accepts(&dims) => {}
-                other => {
-                    return Err(err(format!(
-                        "output {:?} must be float32 {} for {}, found {other:?}",
-                        extra.name,
-                        extra.shape_text(),
-                        kind.as_str()
-                    )))
-                }
-            }
-        }
-        Ok(Model {
-            info: ModelInfo {
-                kind,
-                buckets,
-                seq_len,
-                outputs,
-                source: source.to_string(),
-                gflop_per_eval,
-                description,
-                backend,
-                precision,
-            },
-            session,
-            input_name,
-            actions_name,
-            output_name,
         })
     }
 

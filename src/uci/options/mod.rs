@@ -528,3 +528,6 @@ fn parse_value(decl: &OptionDecl, value: Option<&str>) -> Result<Value, OptionEr
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

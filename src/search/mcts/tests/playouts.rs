@@ -1,0 +1,293 @@
+//! MCTS playout-loop tests with fake evaluators: batching, the draw score, tree reuse, the cache,
+//! stopping (poll, deadline, early decision) and `searchmoves`.
+
+use super::*;
+
+#[test]
+fn batching_gathers_leaves_and_cleans_up() {
+    let game = Game::startpos();
+    let mut eval = MaterialEval::default();
+    let (tree, reason) = run(&game, &mut eval, 400, 8);
+    // `Decided`: the best move could no longer change within the 400 playouts.
+    assert!(
+        matches!(reason, StopReason::Limit | StopReason::Decided),
+        "{reason:?}"
+    );
+    assert!(
+        tree.root().n <= 400 && tree.root().n > 100,
+        "{}",
+        tree.root().n
+    );
+    assert!(
+        eval.max_batch > 1 && eval.max_batch <= 8,
+        "{}",
+        eval.max_batch
+    );
+    assert!(eval.calls < 400, "{} calls", eval.calls);
+    assert!(no_virtual_loss_left(&tree));
+    // Visits add up: a node's visits are 1 (its own evaluation) + its children's.
+    for (i, n) in tree.nodes.iter().enumerate() {
+        if n.expanded && n.proven == Proven::Unknown && !n.repetition {
+            let sum: u32 = tree
+                .children(i as u32)
+                .map(|c| tree.nodes[c as usize].n)
+                .sum();
+            assert_eq!(n.n, sum + 1, "node {i}");
+        }
+    }
+}
+
+/// Q = `white` for every move when White is to move, `black` when Black is: a position both
+/// sides agree on (with white = 1 − black).
+struct SideEval {
+    white: f32,
+    black: f32,
+}
+
+impl Evaluator for SideEval {
+    fn evaluate(&mut self, batch: &[EvalRequest]) -> Result<Vec<Scores>, ModelError> {
+        Ok(batch
+            .iter()
+            .map(|r| {
+                let q = if r.pos.turn().is_white() {
+                    self.white
+                } else {
+                    self.black
+                };
+                vec![q; r.moves.len()].into()
+            })
+            .collect())
+    }
+    fn stats(&self) -> EvalStats {
+        EvalStats::default()
+    }
+}
+
+#[test]
+fn draw_score_steers_repetitions() {
+    // White stands a little worse everywhere (Q 0.45) but 3.Nf3 repeats: a draw by repetition.
+    let mut game = Game::startpos();
+    for m in ["g1f3", "g8f6", "f3g1", "f6g8"] {
+        game.push_uci(m).unwrap();
+    }
+    let search_with = |draw_score: f32| {
+        let p = MctsParams {
+            draw_score,
+            ..params(8)
+        };
+        let mut eval = SideEval {
+            white: 0.45,
+            black: 0.55,
+        };
+        run_with(&game, &mut eval, 400, &p).0
+    };
+    let rep_move = |tree: &Tree| {
+        let c = tree
+            .child_by_move(0, &game.parse_uci("g1f3").unwrap())
+            .unwrap();
+        tree.nodes[c as usize].clone()
+    };
+    // DrawScore 0: the draw (0.5) beats 0.45, so White takes the repetition.
+    let tree = search_with(0.0);
+    let best = tree.lines(&[], 1)[0].mv;
+    assert_eq!(crate::game::standard_uci(&best), "g1f3");
+    assert_eq!(rep_move(&tree).net_q, 0.5);
+    // DrawScore −40 (a draw is worth 0.3 to White, 0.7 to Black): White avoids it.
+    let tree = search_with(-0.2);
+    let best = tree.lines(&[], 1)[0].mv;
+    assert_ne!(crate::game::standard_uci(&best), "g1f3");
+    let rep = rep_move(&tree);
+    assert!((rep.net_q - 0.3).abs() < 1e-6, "{}", rep.net_q);
+    assert!((tree.draw_value(0) - 0.3).abs() < 1e-6);
+    assert!((tree.draw_value(1) - 0.7).abs() < 1e-6);
+    assert!(rep.n * 10 < tree.root().n, "{} of {}", rep.n, tree.root().n);
+    // A different draw score restarts the statistics; so does re-rooting one ply down (the
+    // other side to move would inherit draw values meant for White).
+    let mut tree = tree;
+    tree.use_draw_score(0.0);
+    assert_eq!(tree.len(), 1);
+    let mut tree = search_with(-0.2);
+    let mut next = game.clone();
+    next.push_uci("e2e4").unwrap();
+    assert_eq!(tree.reuse(&next), 0);
+}
+
+#[test]
+fn tree_reuse_keeps_the_subtree() {
+    let game = Game::startpos();
+    let mut eval = MaterialEval::default();
+    let (mut tree, _) = run(&game, &mut eval, 600, 8);
+    let lines = tree.lines(&[], 1);
+    let best = lines[0].mv;
+    let child = tree.child_by_move(0, &best).unwrap();
+    let reply = tree.ranked_children(child, &[])[0];
+    let reply_mv = tree.nodes[reply as usize].mv.unwrap();
+    let expected = tree.nodes[reply as usize].n;
+    let mut next = game.clone();
+    next.push(best).unwrap();
+    next.push(reply_mv).unwrap();
+    let kept = tree.reuse(&next);
+    assert_eq!(kept, expected);
+    assert!(kept > 0);
+    assert_eq!(tree.root().n, expected);
+    assert_eq!(tree.root_position(), next.position());
+    // Parent links and child ranges stay consistent.
+    for i in 0..tree.nodes.len() {
+        for c in tree.children(i as u32) {
+            assert_eq!(tree.nodes[c as usize].parent, i as u32);
+        }
+    }
+    // A position not below the root starts a fresh tree.
+    let other = fen("4k3/8/8/8/8/8/8/4K2R w K - 0 1");
+    assert_eq!(tree.reuse(&other), 0);
+    assert_eq!(tree.len(), 1);
+}
+
+#[test]
+fn cache_serves_repeated_positions() {
+    let game = Game::startpos();
+    let mut cache = EvalCache::new(1 << 20);
+    let mut eval = MaterialEval::default();
+    let p = params(4);
+    let mut evaluated: Vec<usize> = Vec::new();
+    for _ in 0..2 {
+        let mut tree = Tree::new(&game);
+        playouts_on(&mut tree, &mut cache, &mut eval, &p, 100);
+        evaluated.push(eval.positions);
+    }
+    // The second search finds most positions in the cache (its tree grows in a different order
+    // because cached leaves expand at once, so a few new positions are reached).
+    assert!(evaluated[0] > 50);
+    let second = evaluated[1] - evaluated[0];
+    assert!(second * 3 < evaluated[0], "{evaluated:?}");
+    assert!(
+        cache.hits as usize * 2 >= evaluated[0],
+        "{} hits",
+        cache.hits
+    );
+    assert!(cache.hashfull() > 0);
+    // A budget too small for one entry stores nothing; clear() empties.
+    let mut small = EvalCache::new(10);
+    small.insert(1, &vec![0.5; 20].into());
+    assert!(small.is_empty());
+    cache.clear();
+    assert!(cache.is_empty());
+}
+
+#[test]
+fn stop_from_poll_ends_the_search_cleanly() {
+    let game = Game::startpos();
+    let mut tree = Tree::new(&game);
+    let mut cache = EvalCache::new(1 << 20);
+    let mut eval = MaterialEval::default();
+    let mut limits = Limits {
+        infinite: true,
+        ..Limits::default()
+    };
+    let mut polls = 0;
+    let (reason, progress) = search(
+        &mut tree,
+        &mut cache,
+        &mut eval,
+        &params(8),
+        &mut limits,
+        &mut |_, _, _| {
+            polls += 1;
+            polls == 5
+        },
+    );
+    assert_eq!(reason, StopReason::Signal);
+    assert_eq!(polls, 5);
+    assert!(progress.playouts > 5);
+    assert!(no_virtual_loss_left(&tree));
+    assert!(!tree.lines(&[], 1).is_empty());
+}
+
+#[test]
+fn searchmoves_restrict_the_root() {
+    let game = Game::startpos();
+    let a4 = game.parse_uci("a2a4").unwrap();
+    let h3 = game.parse_uci("h2h3").unwrap();
+    let mut tree = Tree::new(&game);
+    let mut cache = EvalCache::new(1 << 20);
+    let mut limits = Limits {
+        playouts: Some(200),
+        searchmoves: vec![a4, h3],
+        ..Limits::default()
+    };
+    search(
+        &mut tree,
+        &mut cache,
+        &mut MaterialEval::default(),
+        &params(4),
+        &mut limits,
+        &mut |_, _, _| false,
+    );
+    let lines = tree.lines(&limits.searchmoves, 10);
+    assert_eq!(lines.len(), 2);
+    for c in tree.root_children() {
+        if c.mv != Some(a4) && c.mv != Some(h3) {
+            assert_eq!(c.n, 0);
+        }
+    }
+}
+
+#[test]
+fn early_stop_when_the_best_move_is_decided() {
+    // With one legal move and a clock the search returns at once.
+    let game = fen("k7/p7/8/8/8/8/1r6/K7 w - - 0 1");
+    let mut tree = Tree::new(&game);
+    let mut limits = Limits {
+        deadline: Some(Instant::now() + std::time::Duration::from_secs(60)),
+        ..Limits::default()
+    };
+    let (reason, p) = search(
+        &mut tree,
+        &mut EvalCache::new(1 << 20),
+        &mut MaterialEval::default(),
+        &params(4),
+        &mut limits,
+        &mut |_, _, _| false,
+    );
+    assert_eq!(reason, StopReason::OnlyMove);
+    assert_eq!(p.playouts, 1);
+}
+
+#[test]
+fn node_size_matches_the_memory_note() {
+    // MAX_NODES's documentation assumes 56-byte nodes.
+    assert!(
+        std::mem::size_of::<Node>() <= 56,
+        "{}",
+        std::mem::size_of::<Node>()
+    );
+}
+
+#[test]
+fn a_passed_deadline_still_evaluates_the_root() {
+    // With a very low clock the soft deadline can pass before the first minibatch; the search
+    // must still evaluate the root once (the soak found MCTS answering with the fallback move).
+    let game = fen("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3");
+    let mut tree = Tree::new(&game);
+    let mut limits = Limits {
+        deadline: Some(Instant::now()),
+        ..Limits::default()
+    };
+    let mut eval = MaterialEval::default();
+    let (reason, p) = search(
+        &mut tree,
+        &mut EvalCache::new(1 << 20),
+        &mut eval,
+        &params(4),
+        &mut limits,
+        &mut |_, _, _| false,
+    );
+    assert_eq!(reason, StopReason::Limit);
+    assert!(tree.nodes[0].expanded, "the root was never evaluated");
+    assert!(p.playouts >= 1);
+    assert!(eval.calls >= 1);
+    assert!(
+        !tree.is_empty(),
+        "the driver would answer with the fallback move"
+    );
+}
