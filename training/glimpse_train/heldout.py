@@ -27,6 +27,10 @@ import sys
 import time
 
 from . import labelstore
+from .campaign_metrics import HeldOut, head_accuracies
+from .data import MemDataset
+from .evaluate import eval_puzzles, eval_validation
+from .kinds.multi_action_value import MAVPolicy
 
 
 def sha256(path: str) -> str:
@@ -43,11 +47,6 @@ def measure(net: str, shared: str, cache_dir: str, puzzles: int = 300, log=print
     ``multi_action_value_policy``): ``action_accuracy`` and ``kendall_tau`` (fractions), ``val_loss`` (nats),
     ``val_positions``, ``policy_accuracy``/``blend_accuracy`` (``None`` without a policy head), ``puzzles`` and
     ``puzzle_accuracy``. Raises ``FileNotFoundError`` when ``shared`` has no label files."""
-    from .campaign import HeldOut, head_accuracies
-    from .data import MemDataset
-    from .evaluate import eval_puzzles, eval_validation
-    from .kinds.multi_action_value import MAVPolicy
-
     files = labelstore.label_files(shared, None)
     if not files:
         raise FileNotFoundError(f"no label files in {os.path.join(shared, 'data', 'labels')}")

@@ -28,6 +28,7 @@ accuracy of both on the campaign's fixed split (the validation positions of ``<s
 from __future__ import annotations
 
 import argparse
+import glob
 import hashlib
 import json
 import os
@@ -38,7 +39,14 @@ import chess
 import numpy as np
 import onnx
 
+from .campaign_metrics import HeldOut, head_accuracies
 from .chessdata import BUCKET_CENTRES, random_positions, tokens_actions
+from .data import MemDataset
+from .evaluate import eval_validation
+from .kinds.multi_action_value import MAVPolicy
+from .onnx_graph import ort_session
+
+# onnxruntime.quantization is imported inside ``quantize`` alone: the checks and ``--heldout`` do not need it.
 
 #: What ``make quantize`` uses unless told otherwise (chosen by measurement, ``weights/README.md``).
 DEFAULT_OP_TYPES = ("MatMul",)
@@ -84,8 +92,8 @@ def quantize(net: str, out: str | None = None, per_channel: bool = False,
 
     Raises :class:`QuantizeError` for a missing file, a net without ``glimpse.kind`` or one that is not
     float32."""
-    from onnxruntime.quantization import QuantType, quantize_dynamic
     import onnxruntime
+    from onnxruntime.quantization import QuantType, quantize_dynamic
 
     if weight_type not in WEIGHT_TYPES:
         raise QuantizeError(f"weight type {weight_type!r} is not one of {', '.join(WEIGHT_TYPES)}")
@@ -130,11 +138,6 @@ def quantize(net: str, out: str | None = None, per_channel: bool = False,
 
 
 # ---------------------------------------------------------------------------------------------- checks
-def _session(path: str, threads: int = 0):
-    from .onnx_graph import ort_session
-    return ort_session(path, threads)
-
-
 def move_q(sess, boards: list[chess.Board]) -> list[np.ndarray]:
     """Q (expected win probability) of every legal move, ascending action id, one array per board; one
     run of all boards (kinds with ``tokens`` + ``actions`` inputs)."""
@@ -149,7 +152,7 @@ def compare(net: str, twin: str, positions: int = 64, seed: int = 0) -> dict:
     the share of positions whose argmax move agrees, and the mean spread (std) of Q over a position's
     moves, the scale the differences are to be read against."""
     boards = random_positions(positions, seed)
-    a, b = move_q(_session(net), boards), move_q(_session(twin), boards)
+    a, b = move_q(ort_session(net), boards), move_q(ort_session(twin), boards)
     diff = np.concatenate([np.abs(x - y) for x, y in zip(a, b)])
     return {"positions": len(boards), "moves": int(diff.size), "max_abs_dq": float(diff.max()),
             "mean_abs_dq": float(diff.mean()),
@@ -160,13 +163,6 @@ def compare(net: str, twin: str, positions: int = 64, seed: int = 0) -> dict:
 def heldout(nets: list[str], shared: str, cache: str) -> dict[str, dict]:
     """Held-out action accuracy, policy-head and ``MoveChoice blend`` accuracy and Kendall τ of each net on the campaign's fixed split
     (the validation positions of ``<shared>/data/labels``), as the campaign computes them."""
-    import glob
-
-    from .campaign import HeldOut, head_accuracies
-    from .data import MemDataset
-    from .evaluate import eval_validation
-    from .kinds.multi_action_value import MAVPolicy
-
     files = sorted(glob.glob(os.path.join(shared, "data", "labels", "*.tsv.gz")))
     if not files:
         raise QuantizeError(f"no label files in {shared}/data/labels")

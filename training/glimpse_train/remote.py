@@ -28,15 +28,30 @@ snapshot is a candidate like any campaign cycle's. ``training/CAMPAIGN.md`` has 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import glob
 import gzip
 import io
 import json
 import lzma
+import multiprocessing as mp
 import os
 import shutil
 import time
 
+import chess
 import numpy as np
+
+from . import labelstore, raylabel
+from .campaign_config import CAMPAIGN_MODEL, TRAIN_BATCH_KEY, TRAIN_STEP_KEY, CampaignConfig, decay_scale
+from .campaign_positions import epd_source, take_new
+from .chessdata import bucket_of
+from .data import MemDataset
+from .trainloop import log_line
+
+# The trainer (kinds.multi_action_value, campaign_train, onnx_import: ONNX and JAX) is imported inside
+# ``train`` and ``pack`` only: ``label`` runs on a bare machine's python3 with numpy and the carried
+# python-chess, and JAX must not load before ``main`` sets its matmul precision.
 
 ARRAYS = ("states", "val", "counts", "row_action", "row_p", "row_key")
 
@@ -74,8 +89,6 @@ class PackedDataset:
     ``train_rows``, ``val_rows``. Raises ``FileNotFoundError`` when an array file is missing."""
 
     def __init__(self, arrays: dict[str, np.ndarray]):
-        from .chessdata import bucket_of
-
         self.states = arrays["states"]
         self.val = arrays["val"]
         counts = arrays["counts"].astype(np.int64)
@@ -96,9 +109,6 @@ class PackedDataset:
 def pack(out: str, shared: str, store: str, cache: str, start_onnx: str, config: dict, fens: list[str] | None,
          log=print) -> dict:
     """Writes the pack folder ``out`` (module docstring); returns its summary (positions, moves, bytes)."""
-    from . import labelstore
-    from .data import MemDataset
-
     os.makedirs(out, exist_ok=True)
     ds = MemDataset(labelstore.label_files(shared, store), cache, log)
     arrays = pack_arrays(ds)
@@ -107,8 +117,6 @@ def pack(out: str, shared: str, store: str, cache: str, start_onnx: str, config:
     shutil.copyfile(start_onnx, os.path.join(out, "start.onnx"))
     with open(os.path.join(out, "config.json"), "w") as f:
         json.dump(config, f, indent=1)
-    import chess
-
     py = os.path.join(out, "py")
     shutil.rmtree(py, ignore_errors=True)
     shutil.copytree(os.path.dirname(chess.__file__), os.path.join(py, "chess"),
@@ -128,8 +136,8 @@ def pack(out: str, shared: str, store: str, cache: str, start_onnx: str, config:
 def train(pack_dir: str, work: str, seconds: float, overrides: dict, snapshot_minutes: float,
           decay_frac: float, decay_to: float, log=print) -> dict:
     """Trains the pack's net for ``seconds`` of wall clock (module docstring); returns ``{"step", "snapshots"}``."""
-    from .campaign import decay_scale
-    from .kinds.multi_action_value import MAVTrainConfig, MAVTrainer, export, verify, with_start_architecture
+    from .campaign_train import StartNetTrainer
+    from .kinds.multi_action_value import MAVTrainConfig, export, verify, with_start_architecture
     from .onnx_import import import_onepass
 
     t_start = time.time()
@@ -145,14 +153,8 @@ def train(pack_dir: str, work: str, seconds: float, overrides: dict, snapshot_mi
     tcfg = with_start_architecture(MAVTrainConfig(**cfg), import_onepass(start)[1])
     log(f"train: {tcfg.layers} layers, width {tcfg.dim} (the start net's)")
 
-    class RemoteTrainer(MAVTrainer):
-        def init_params(self) -> dict:
-            params, _ = import_onepass(start)
-            log(f"train: starting from {start}")
-            return params
-
     os.makedirs(os.path.join(work, "out"), exist_ok=True)
-    tr = RemoteTrainer(tcfg, work, ds, log)
+    tr = StartNetTrainer(tcfg, work, ds, log, start)
     t0 = time.time()
     snaps: list[str] = []
     step = 0
@@ -163,9 +165,10 @@ def train(pack_dir: str, work: str, seconds: float, overrides: dict, snapshot_mi
         step = st["step"]
         params = {k: np.asarray(v, np.float32) for k, v in st["ema"].items()}
         path = os.path.join(work, "out", f"remote-step{step:07d}.onnx")
-        export(params, tr.mcfg, path, description=f"remote train step {step} batch {tcfg.batch}")
+        export(params, tr.mcfg, path, description=f"remote train step {step} batch {tcfg.batch}",
+               extra_meta={TRAIN_STEP_KEY: str(step), TRAIN_BATCH_KEY: str(tcfg.batch)})
         tokens, actions, _, _ = tr.pd.batch(tr.pd.val_pos[:8])
-        import jax
+        import jax  # after main() set JAX_DEFAULT_MATMUL_PRECISION
 
         with jax.default_matmul_precision("highest"):  # the check in full float32 whatever the step ran at
             diff = verify(params, tr.mcfg, path, tokens, actions)
@@ -179,8 +182,6 @@ def train(pack_dir: str, work: str, seconds: float, overrides: dict, snapshot_mi
 
 # ---------------------------------------------------------------------------------------------- label
 def _label_job(job):
-    from . import raylabel
-
     kind, payload, scheme, stockfish = job
     if kind == "fens":
         r = raylabel.label_chunk(payload, scheme, stockfish, 0)
@@ -197,10 +198,6 @@ def label(fens: list[str], stockfish: str, workers: int, seconds: float, out: st
     """Labels ``fens`` then self-play positions (game seeds from ``seed0``) on ``workers`` processes for
     ``seconds``; writes ``out/device-NN.tsv.gz`` shards (lines ``source<TAB>FEN<TAB>move=score …``) and
     ``out/label-summary.json``; returns the summary."""
-    import multiprocessing as mp
-
-    from . import labelstore, raylabel
-
     scheme = raylabel.LabelScheme(**scheme_args)
     os.makedirs(out, exist_ok=True)
     jobs = [("fens", fens[i:i + chunk], scheme, stockfish) for i in range(0, len(fens), chunk)]
@@ -268,8 +265,6 @@ def label(fens: list[str], stockfish: str, workers: int, seconds: float, out: st
 # ---------------------------------------------------------------------------------------------- import
 def read_device_shard(path: str):
     """``(source, fen, moves)`` records of a ``label`` shard; malformed lines are skipped."""
-    from . import labelstore
-
     with gzip.open(path, "rt") as f:
         for line in f:
             src, _, rest = line.rstrip("\n").partition("\t")
@@ -285,8 +280,6 @@ def read_device_shard(path: str):
 def import_shards(paths: list[str], summary: dict, store_root: str, shared: str, log=print) -> dict:
     """Adds the records of device shards to the label store, dropping positions already labelled and
     repeats; the core-seconds are shared out by positions kept. Returns ``{"kept", "dropped"}``."""
-    from . import labelstore
-
     store = labelstore.LabelStore(store_root)
     known = labelstore.known_keys(labelstore.label_files(shared, store_root))
     keep, dropped = [], 0
@@ -302,9 +295,7 @@ def import_shards(paths: list[str], summary: dict, store_root: str, shared: str,
         return {"kept": 0, "dropped": dropped}
     total = max(1, summary.get("positions", len(keep)))
     cost = summary.get("core_seconds", 0.0) * len(keep) / total
-    from .raylabel import LabelScheme
-
-    settings = {**LabelScheme(**summary["scheme"]).settings(summary["stockfish"]),
+    settings = {**raylabel.LabelScheme(**summary["scheme"]).settings(summary["stockfish"]),
                 "where": "a GPU machine's CPU cores (remote.py label)"}
     for s in store.add(keep, settings, cost):
         log(f"store: + {s.file} ({s.positions} positions, {s.moves} moves)")
@@ -313,8 +304,6 @@ def import_shards(paths: list[str], summary: dict, store_root: str, shared: str,
 
 # ---------------------------------------------------------------------------------------------- CLI
 def main(argv=None) -> None:
-    from .trainloop import log_line
-
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("pack")
@@ -365,9 +354,6 @@ def main(argv=None) -> None:
     if a.cmd == "pack":
         fens = None
         if a.fens:
-            from . import labelstore
-            from .campaign import epd_source, take_new
-
             known = labelstore.known_keys(labelstore.label_files(a.shared, a.store))
             pos = os.path.join(a.shared, "data", "positions")
             # A seed of its own: the campaign walks these files in seed 7's order from the start. Popular
@@ -380,9 +366,6 @@ def main(argv=None) -> None:
         else:
             # A fresh clone has no run folder until `make campaign` trains once: the campaign's own
             # configuration (train() takes the shapes from the start net anyway).
-            import dataclasses
-
-            from .campaign import CAMPAIGN_MODEL
             from .kinds.multi_action_value import MAVTrainConfig
 
             cfg = dataclasses.asdict(MAVTrainConfig(**CAMPAIGN_MODEL))
@@ -396,16 +379,12 @@ def main(argv=None) -> None:
     elif a.cmd == "label":
         fens_path = os.path.join(a.pack, "fens.txt")
         fens = [x for x in open(fens_path).read().split("\n") if x.strip()] if os.path.exists(fens_path) else []
-        from .campaign import CampaignConfig
-
         c = CampaignConfig()
         r = label(fens, a.stockfish, a.workers, a.seconds, a.out, a.seed0,
                   {"name": c.scheme, "depth": c.depth, "top_k": c.top_k, "shallow_depth": c.shallow_depth},
                   log=log_line)
         log_line(f"label: {r['positions']} positions, {r['core_seconds']:.0f} core-s, shards {r['shards']}")
     elif a.cmd == "import":
-        import glob
-
         summary = json.load(open(os.path.join(a.dir, "label-summary.json")))
         paths = sorted(glob.glob(os.path.join(a.dir, "device-*.tsv.gz")))
         log_line(f"import: {import_shards(paths, summary, a.store, a.shared, log_line)}")

@@ -12,7 +12,7 @@ import shutil
 import numpy as np
 import pytest
 
-from glimpse_train import campaign, chessdata, labelstore, raylabel
+from glimpse_train import campaign, campaign_label, chessdata, labelstore, raylabel
 from glimpse_train.data import MemDataset
 
 START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
@@ -301,15 +301,29 @@ def test_a_deeper_committed_net_sets_the_runs_shapes(tmp_path):
         c.trainer(ds)
 
 
-def _remote_snapshot(path, step=10, batch=4, seed=2):
+def _remote_snapshot(path, step=10, batch=4, seed=2, legacy=False):
+    """A snapshot as ``remote.train`` writes it (step and batch as metadata of their own), or with ``legacy``
+    as it did before those keys existed (the two numbers only in the description)."""
     from glimpse_train.kinds import multi_action_value as mav_kind
     from glimpse_train.kinds.multi_action_value import MAVConfig
 
     mcfg = MAVConfig(layers=1, dim=16, heads=2, head_dim=16, head_hidden=32, attn_bias=True, head_global=True,
                      canonical=True, policy_dim=64, wdl_head=True)
+    meta = None if legacy else {campaign.TRAIN_STEP_KEY: str(step), campaign.TRAIN_BATCH_KEY: str(batch)}
     mav_kind.export(mav_kind.perturbed_params(mcfg, seed), mcfg, str(path),
-                    description=f"remote train step {step} batch {batch}")
+                    description=f"remote train step {step} batch {batch}" if legacy else "a remote snapshot",
+                    extra_meta=meta)
     return str(path)
+
+
+def test_snapshot_passes_reads_the_metadata_and_old_descriptions(tmp_path):
+    from glimpse_train.onnx_graph import onnx_meta
+
+    assert campaign.snapshot_passes(onnx_meta(_remote_snapshot(tmp_path / "new.onnx", 7, 3))) == 21
+    assert campaign.snapshot_passes(onnx_meta(_remote_snapshot(tmp_path / "old.onnx", 7, 3, legacy=True))) == 21
+    assert campaign.snapshot_passes({"glimpse.train_step": "5", "glimpse.train_batch": "2",
+                                     "glimpse.description": "remote train step 9 batch 9"}) == 10, "keys win"
+    assert campaign.snapshot_passes({"glimpse.description": "campaign run cycle 3 step 40"}) is None
 
 
 def test_adopt_a_net_trained_elsewhere(tmp_path):
@@ -345,9 +359,9 @@ def test_adopt_a_net_trained_elsewhere(tmp_path):
     import onnx
 
     m = onnx.load(str(plain))
-    for p in m.metadata_props:
-        if p.key == "glimpse.description":
-            p.value = "something else"
+    kept = [p for p in m.metadata_props if p.key not in (campaign.TRAIN_STEP_KEY, campaign.TRAIN_BATCH_KEY)]
+    del m.metadata_props[:]
+    m.metadata_props.extend(kept)
     onnx.save(m, str(plain))
     with pytest.raises(ValueError, match="give the position-passes"):
         c.adopt(str(plain))
@@ -567,7 +581,7 @@ def _phase(tmp_path, monkeypatch, core_seconds, wall):
             fens.append(board.fen())
     monkeypatch.setattr(c, "candidates", lambda n: [("popular", f) for f in fens[:n]])
     now = [1000.0]
-    monkeypatch.setattr(campaign, "time", types.SimpleNamespace(time=lambda: now[0], strftime=campaign.time.strftime))
+    monkeypatch.setattr(campaign_label, "time", types.SimpleNamespace(time=lambda: now[0], strftime=campaign_label.time.strftime))
     seen = {}
 
     def chunks_run(fn, chunks, args, on_result=None, **kw):

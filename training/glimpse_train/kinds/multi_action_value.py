@@ -369,7 +369,9 @@ def jax_outputs(params, cfg: MAVConfig, tokens, actions) -> dict:
 
 
 def build_model(params: dict[str, np.ndarray], cfg: MAVConfig, description: str = "",
-                fused_attention: bool = False) -> onnx.ModelProto:
+                fused_attention: bool = False, extra_meta: dict[str, str] | None = None) -> onnx.ModelProto:
+    """The one-pass ONNX graph of ``params``; ``extra_meta`` adds ``glimpse.*`` metadata entries of the
+    caller's (``remote train``: the snapshot's step and batch)."""
     p = {k: np.asarray(v, np.float32) for k, v in params.items()}
     t, d, nh = SEQ, cfg.dim, cfg.heads
     dh = d // nh
@@ -520,6 +522,7 @@ def build_model(params: dict[str, np.ndarray], cfg: MAVConfig, description: str 
         "glimpse.canonical": str(int(cfg.canonical)),
         "glimpse.policy_dim": str(cfg.policy_dim),
         "glimpse.wdl_head": str(int(cfg.wdl_head)),
+        **(extra_meta or {}),
     }
     helper.set_model_props(model, meta)
     onnx.checker.check_model(model)
@@ -532,8 +535,9 @@ def onnx_kind(cfg: MAVConfig) -> str:
     return KIND_MAVP if cfg.policy_dim and cfg.wdl_head else KIND_MAV
 
 
-def export(params, cfg: MAVConfig, path: str, description: str = "") -> onnx.ModelProto:
-    model = build_model(params, cfg, description)
+def export(params, cfg: MAVConfig, path: str, description: str = "",
+           extra_meta: dict[str, str] | None = None) -> onnx.ModelProto:
+    model = build_model(params, cfg, description, extra_meta=extra_meta)
     onnx.save(model, path)
     return model
 

@@ -1,0 +1,192 @@
+"""The campaign's settings and bookkeeping (``campaign``): its knobs (``CampaignConfig``) and model
+(``CAMPAIGN_MODEL``), the state file ``runs/<run>/campaign.json`` and its seed from the committed curve,
+and the clocks and schedules a cycle runs by (``shard_due``, ``PhaseClock``, ``decay_scale``,
+``train_wanted``).
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import glob
+import json
+import os
+import time
+
+SOURCES = ("selfplay", "popular", "endgames", "dagger")
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# A label phase whose Stockfish workers used less than this share of their cores (a match or build at normal
+# priority took the rest) does not update the positions-per-second rate that sizes the next phase.
+BUSY_FOR_RATE = 0.6
+#: ``glimpse.*`` metadata of a ``remote train`` snapshot (``remote.train`` writes them, ``Campaign.adopt``
+#: reads them): the trainer's step and batch size since the snapshot's start net.
+TRAIN_STEP_KEY = "glimpse.train_step"
+TRAIN_BATCH_KEY = "glimpse.train_batch"
+CURVE_FIELDS = ["cycle", "time", "wall_hours", "store_positions", "train_positions", "position_passes", "step",
+                "heldout_positions", "action_accuracy", "kendall_tau", "policy_accuracy", "puzzles", "puzzle_accuracy",
+                "gate"]
+
+# The campaign's model: the one-pass contract (engine kind multi_action_value), deeper than wide, inputs in
+# the side-to-move frame (canon.py), learned per-pair attention bias, HL-Gauss bucket targets, and the
+# policy (MCTS priors) and WDL heads of heads.py.
+CAMPAIGN_MODEL = dict(layers=6, dim=128, heads=4, head_dim=128, head_hidden=256, attn_bias=1, head_global=1, canonical=1,
+                      batch=64, micro=4, steps=10_000_000, lr=5e-4, warmup=300, eval_every=500, eval_positions=512,
+                      ckpt_seconds=300.0, value_weight=0.1, policy_dim=64, policy_weight=0.5, policy_tau=0.05,
+                      wdl_weight=0.1)
+
+
+@dataclasses.dataclass
+class CampaignConfig:
+    """Knobs of the loop; the defaults are what ``make campaign`` runs."""
+
+    run: str = "campaign-l6d128"
+    label_minutes: float = 10.0  # sized by the rate of an unstarved phase, stretched up to label_wall_cap ×
+    label_wall_cap: float = 2.0  # a label phase ends after this many × label_minutes of wall clock whatever it did
+    train_minutes: float = 20.0
+    lr: float = 0.0  # peak learning rate of the train phases; 0 = the run's config.json (CAMPAIGN_MODEL: 5e-4).
+    # A net trained on a GPU machine (batch 1024, decayed) lost held-out accuracy at 5e-4 and batch 64
+    decay_frac: float = 0.0  # last share of each train phase in which the learning rate decays (0 = never;
+    # 0.25, measured over two cycles, gave no held-out gain over the EMA at the decay's start)
+    decay_to: float = 0.05  # learning-rate multiplier reached at the end of the train phase
+    shard_minutes: float = 3.0  # a shard every this many minutes once it holds shard_min_positions (shard_due)
+    shard_min_positions: int = 500  # at idle priority 3 minutes labelled ~100 positions: 6-97 kB shards
+    shard_max_minutes: float = 15.0  # ... and at the latest after this many minutes, however few (a kill -9 loses less)
+    workers: int = 2
+    chunk: int = 24
+    scheme: str = "two-tier"
+    depth: int = 8
+    top_k: int = 4
+    shallow_depth: int = 2
+    mix: str = "selfplay:0.3,popular:0.3,endgames:0.1,dagger:0.3"
+    dagger_levels: str = "1500,1700,1900,2100"  # opponents of the engine's own games, one per label phase in turn:
+    # a number under 100 is a Stockfish Skill Level, a larger one a UCI_Elo (UCI_LimitStrength; 15.1 takes 1350-2850)
+    dagger_movetime: float = 0.02  # seconds per move for both sides in those games
+    puzzles: int = 300
+    cycles: int = 0  # 0 = until killed
+    nice: int = 10
+    train_cpu: bool = False  # train on the CPU too; without it a machine with no GPU only labels (train_wanted)
+
+
+def shard_due(positions: int, seconds: float, cfg: CampaignConfig) -> bool:
+    """Whether the labeller writes its ``positions`` pending labels (``seconds`` since the last shard) to the store
+    now: after ``cfg.shard_minutes`` once they number ``cfg.shard_min_positions``, and after
+    ``cfg.shard_max_minutes`` whatever their number (never with none). The end of a label phase and a stop
+    write them anyway."""
+    if positions <= 0:
+        return False
+    if seconds > cfg.shard_max_minutes * 60:
+        return True
+    return seconds > cfg.shard_minutes * 60 and positions >= cfg.shard_min_positions
+
+
+# ---------------------------------------------------------------------------------------- state
+def load_state(path: str) -> dict:
+    if os.path.exists(path):
+        with open(path) as f:
+            return json.load(f)
+    return {"cycle": 0, "wall_seconds": 0.0, "cursor": {}, "best_accuracy": None, "rate": None}
+
+
+def seed_from_curve(csv_path: str) -> dict:
+    """State to resume from when the run directory is gone (a fresh clone) but the committed curve is there:
+    the next cycle number, the wall hours so far, the best gated held-out accuracy (so the gate keeps its
+    bar) and the position-passes so far (``passes_offset``: the trainer restarts its step count from the
+    committed ONNX). Empty when the curve is missing or has no rows."""
+    if not os.path.exists(csv_path):
+        return {}
+    with open(csv_path) as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        return {}
+    last = rows[-1]
+    best = [float(r["action_accuracy"]) for r in rows if r.get("gate") == "best" and r.get("action_accuracy")]
+    return {"cycle": int(last["cycle"]) + 1, "wall_seconds": float(last["wall_hours"]) * 3600,
+            "best_accuracy": max(best) if best else None, "passes_offset": int(last["position_passes"])}
+
+
+def save_state(path: str, st: dict) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(st, f, indent=1)
+    os.replace(tmp, path)
+
+
+class PhaseClock:
+    """How far a train phase of ``budget`` seconds has got, counted in the CPU time this process used
+    (all its threads) divided by the machine's cores, so that time the trainer spends paused (SIGSTOP) or
+    starved (idle scheduling while a match runs) does not count. On an otherwise idle machine it runs at
+    about the wall clock. ``done()`` also ends the phase after ``wall_cap`` × ``budget`` wall seconds (a
+    GPU trainer uses little CPU). ``cpu`` and ``wall`` are the clocks (injectable for tests)."""
+
+    def __init__(self, budget: float, cores: int | None = None, wall_cap: float = 2.0,
+                 cpu=time.process_time, wall=time.monotonic):
+        self.budget, self.cores, self.wall_cap = budget, cores or os.cpu_count() or 1, wall_cap
+        self._cpu, self._wall = cpu, wall
+        self.cpu0, self.wall0 = cpu(), wall()
+
+    def elapsed(self) -> float:
+        return (self._cpu() - self.cpu0) / self.cores
+
+    def done(self) -> bool:
+        return self.elapsed() >= self.budget or self._wall() - self.wall0 >= self.wall_cap * self.budget
+
+
+def decay_scale(elapsed: float, total: float, frac: float, to: float) -> float:
+    """Learning-rate multiplier ``elapsed`` seconds into a train phase of ``total`` seconds: 1 until the
+    last ``frac`` of the phase, then linear down to ``to`` at its end (and ``to`` after it); the stable
+    phase of the next cycle starts again at 1 (warmup-stable-decay, Hägele et al. 2024, §3; MiniCPM, Hu et
+    al. 2024, §4). ``frac <= 0`` never decays."""
+    if frac <= 0 or total <= 0:
+        return 1.0
+    start = total * (1.0 - min(frac, 1.0))
+    if elapsed <= start:
+        return 1.0
+    x = min((elapsed - start) / (total - start), 1.0)
+    return 1.0 + (to - 1.0) * x
+
+
+def dagger_opponent(level: int) -> tuple[str, str]:
+    """The ``tools/match.py`` engine spec and a label for the DAgger opponent ``level``: under 100 a Stockfish
+    ``Skill Level`` (0-20), otherwise a ``UCI_Elo`` with ``UCI_LimitStrength`` (Stockfish 15.1: 1350-2850).
+    Raises ``ValueError`` for a level in neither range."""
+    if 0 <= level <= 20:
+        return f"stockfish:Skill Level={level}", f"Skill Level {level}"
+    if 1350 <= level <= 2850:
+        return f"stockfish:UCI_LimitStrength=true,UCI_Elo={level}", f"UCI_Elo {level}"
+    raise ValueError(f"DAgger level {level}: neither a Skill Level (0-20) nor a UCI_Elo (1350-2850)")
+
+
+def gpu_backend() -> str | None:
+    """The accelerator JAX would train on (``"gpu"``, ``"tpu"``…), or ``None`` on a CPU-only machine. JAX is
+    imported only where a device node suggests an accelerator (its threads make every later fork, Ray's
+    and Stockfish's, warn of deadlocks)."""
+    if not glob.glob("/dev/nvidia[0-9]*") and not glob.glob("/dev/accel*") and not os.environ.get("GLIMPSE_PROBE_JAX"):
+        return None
+    try:
+        import jax  # only here: JAX's threads make every later fork warn (see above)
+
+        backend = jax.default_backend()
+    except Exception:  # noqa: BLE001 - no usable JAX means no GPU to train on
+        return None
+    return None if backend == "cpu" else backend
+
+
+def train_wanted(cfg: CampaignConfig, gpu: str | None) -> bool:
+    """Whether the campaign trains: on an accelerator always, on the CPU only with ``--train-cpu``. A CPU
+    train phase adds about 20,000 position-passes (0.04 % of a GPU burst's) while it takes both
+    cores from Stockfish, so by default a CPU-only machine spends its time on labels."""
+    return cfg.train_minutes > 0 and (cfg.train_cpu or gpu is not None)
+
+
+def parse_mix(mix: str) -> dict[str, float]:
+    """``"selfplay:0.4,popular:0.4,endgames:0.2"`` → normalised shares; raises ``ValueError``."""
+    out = {}
+    for part in mix.split(","):
+        name, _, share = part.partition(":")
+        if name not in SOURCES:
+            raise ValueError(f"unknown position source {name!r}")
+        out[name] = float(share)
+    tot = sum(out.values())
+    if tot <= 0:
+        raise ValueError("mix shares sum to zero")
+    return {k: v / tot for k, v in out.items()}

@@ -1,0 +1,206 @@
+"""Where the campaign's new positions come from (``campaign``, step 1): Stockfish self-play games (Ray
+tasks), popular Lichess positions and endgame starts (EPD files under ``../shared/data/positions/``, walked
+by a cursor), and DAgger games of the engine against Stockfish (``tools/match.py``); deduplicated on
+``chessdata.position_key`` against every labelled position; candidates left unlabelled by a phase are kept
+in ``runs/<run>/pending.tsv`` for the next.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import tempfile
+import time
+
+import chess
+import chess.pgn
+
+from . import labelstore, raylabel
+from .campaign_config import REPO, dagger_opponent, parse_mix
+
+def run_until_stopped(cmd: list[str], stop, cwd: str | None = None, poll: float = 0.5) -> tuple[int | None, str]:
+    """Runs ``cmd`` (stdout discarded, stderr kept) until it exits or ``stop()`` turns true; then it is sent
+    SIGTERM (SIGKILL 10 s later). Returns (exit code, or None when stopped; stderr). A campaign stopped during
+    its DAgger match thus stops within seconds instead of after the whole match (up to ~20 minutes)."""
+    with tempfile.TemporaryFile() as err:
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, cwd=cwd)
+        stopped = False
+        while p.poll() is None:
+            if stop():
+                stopped = True
+                p.terminate()
+                try:
+                    p.wait(10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+                break
+            time.sleep(poll)
+        err.seek(0)
+        text = err.read().decode(errors="replace")
+    return (None if stopped else p.returncode), text
+
+
+def epd_source(path: str, seed: int) -> list[str]:
+    """Canonical 6-field FENs of an EPD file in a fixed shuffled order (the cursor walks through it)."""
+    fens = []
+    with open(path, errors="replace") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 4:
+                fens.append(" ".join(parts[:4]) + " 0 1")
+    random.Random(seed).shuffle(fens)
+    out = []
+    for raw in fens:
+        try:
+            b = chess.Board(raw)
+        except ValueError:
+            continue
+        if b.is_valid() and not b.is_game_over(claim_draw=False):
+            out.append(b.fen())
+    return out
+
+
+PENDING_MAX = 200_000  # unlabelled candidates kept between label phases
+
+
+def take_new(fens, start: int, n: int, known: set[str]) -> tuple[list[str], int]:
+    """Up to ``n`` FENs from ``fens[start:]`` whose key is not in ``known`` (added to it); returns them
+    and the new cursor."""
+    out, i = [], start
+    while i < len(fens) and len(out) < n:
+        k = labelstore.position_key(fens[i])
+        i += 1
+        if k not in known:
+            known.add(k)
+            out.append(fens[i - 1])
+    return out, i
+
+
+class CampaignPositions:
+    """The position-finding part of ``campaign.Campaign`` (a mixin: it uses the campaign's ``cfg``, ``state``,
+    ``shared``, ``run_dir``, ``stockfish``, ``stop``, ``log``, ``known()``, ``files()``, ``label_round`` and
+    ``checkpoint_onnx``)."""
+
+    def candidates(self, n: int) -> list[tuple[str, str]]:
+        """``n`` new (source, FEN) pairs by the mix; self-play games are played as Ray tasks."""
+        shares = parse_mix(self.cfg.mix)
+        known, cur = self.known(), self.state.setdefault("cursor", {})
+        out: list[tuple[str, str]] = []
+        for name, share in shares.items():
+            want = int(round(n * share))
+            if want <= 0 or self.stop():
+                continue
+            if name == "dagger":
+                fens = self.dagger_positions(want)
+                new, _ = take_new(fens, 0, want, known)
+            elif name == "selfplay":
+                games = max(1, want // 25)
+                seed0 = cur.get("selfplay", 0)
+                seeds = [seed0 + i for i in range(games)]
+                chunks = [seeds[i:i + 4] for i in range(0, len(seeds), 4)]
+                res = raylabel.run_chunks(raylabel.selfplay_chunk, chunks, (self.stockfish, self.cfg.nice), stop=self.stop)
+                cur["selfplay"] = seed0 + games
+                fens = [f for r in res for f in r["fens"]]
+                self.state["core_seconds_selfplay"] = self.state.get("core_seconds_selfplay", 0.0) + sum(
+                    r["core_seconds"] for r in res)
+                new, _ = take_new(fens, 0, want, known)
+            else:
+                file = {"popular": "popularpos_lichess_v3.epd", "endgames": "endgames.epd"}[name]
+                if name not in self._epd:
+                    self._epd[name] = epd_source(os.path.join(self.shared, "data", "positions", file), seed=7)
+                new, cur[name] = take_new(self._epd[name], cur.get(name, 0), want, known)
+            out.extend((name, f) for f in new)
+        random.Random(self.label_round).shuffle(out)
+        return out
+
+    def dagger_net(self) -> str | None:
+        """The net the engine plays its DAgger games with: the campaign's best candidate, else the
+        committed checkpoint, else ``None`` (the engine's embedded default)."""
+        for p in (os.path.join(self.run_dir, "best.onnx"), self.checkpoint_onnx):
+            if os.path.exists(p):
+                return os.path.abspath(p)
+        return None
+
+    def dagger_positions(self, want: int) -> list[str]:
+        """FENs (about one ply in three) from games of the engine (current net; searchless, and MCTS in every
+        other pass over the levels) against Stockfish at ``dagger_levels``, played by ``tools/match.py``: the
+        states the learner actually visits (DAgger, Ross, Gordon & Bagnell 2011). Empty, with a log line, when the engine is not built or a stop is
+        requested during the match (``run_until_stopped``)."""
+        engine = os.path.join(REPO, "target", "release", "glimpse")
+        if not os.path.exists(engine):
+            self.log("dagger: target/release/glimpse not built (make build); source skipped this cycle")
+            return []
+        games = max(2, 2 * int(round(want / 25 / 2)))
+        levels = [int(x) for x in self.cfg.dagger_levels.split(",")]
+        cyc = self.label_round
+        spec, opponent = dagger_opponent(levels[cyc % len(levels)])
+        pgn = os.path.join(self.run_dir, f"dagger-{cyc:04d}.pgn")
+        net = self.dagger_net()
+        cmd = [os.path.join(REPO, ".venv", "bin", "python"), os.path.join(REPO, "tools", "match.py"), "--a", engine,
+               "--b", spec, "--tc", "none", "--movetime", str(self.cfg.dagger_movetime),
+               "--games", str(games), "--concurrency", str(self.cfg.workers), "--seed", str(1000 + cyc),
+               "--book", os.path.join(self.shared, "data", "openings", "noob_3moves.epd"), "--maxmoves", "150",
+               "--pgn", pgn, "--json", pgn[:-4] + ".json", "--quiet"]
+        # Every other pass over the levels the engine plays with MCTS (the positions its search leads to, at
+        # ~20 ms a move), so each opponent meets both modes.
+        mode = "mcts" if (cyc // len(levels)) % 2 else "searchless"
+        cmd[4:4] = ["--a-option", f"SearchMode={mode}"]
+        if net:
+            cmd[4:4] = ["--a-option", f"WeightsFile={net}"]
+        t0 = time.time()
+        rc, err = run_until_stopped(["nice", "-n", str(self.cfg.nice)] + cmd, self.stop, cwd=REPO)
+        if rc is None:
+            self.log(f"dagger: match stopped after {time.time() - t0:.0f} s (stop requested); no positions")
+            return []
+        if rc != 0 or not os.path.exists(pgn):
+            self.log(f"dagger: match.py failed (rc {rc}): {err.strip()[-300:]}")
+            return []
+        fens, rng = [], random.Random(cyc)
+        with open(pgn) as f:
+            while (game := chess.pgn.read_game(f)) is not None:
+                board = game.board()
+                for mv in game.mainline_moves():
+                    board.push(mv)
+                    if rng.random() < 1 / 3 and not board.is_game_over():
+                        fens.append(board.fen())
+        self.log(f"dagger: {games} {mode} games vs {opponent} with {net or 'the embedded net'} "
+                 f"({time.time() - t0:.0f} s): {len(fens)} positions")
+        rng.shuffle(fens)
+        return fens
+
+    @property
+    def pending_path(self) -> str:
+        return os.path.join(self.run_dir, "pending.tsv")
+
+    def load_pending(self) -> list[tuple[str, str]]:
+        """Candidates found by an earlier label phase that its deadline (or a kill) left unlabelled:
+        ``(source, FEN)`` pairs, minus any whose position the store has labelled since. Finding them
+        cost games (self-play, DAgger), so they are labelled before new ones are looked for."""
+        if not os.path.exists(self.pending_path):
+            return []
+        labelled = labelstore.known_keys(self.files())
+        out, seen = [], set()
+        with open(self.pending_path) as f:
+            for line in f:
+                src, _, fen = line.rstrip("\n").partition("\t")
+                if not fen:
+                    continue
+                k = labelstore.position_key(fen)
+                if k not in labelled and k not in seen:
+                    seen.add(k)
+                    out.append((src, fen))
+        self.known().update(seen)
+        return out
+
+    def save_pending(self, left: list[tuple[str, str]]) -> None:
+        """Writes the unlabelled candidates (at most ``PENDING_MAX``) atomically; removes the file when none."""
+        if not left:
+            if os.path.exists(self.pending_path):
+                os.remove(self.pending_path)
+            return
+        tmp = self.pending_path + ".tmp"
+        with open(tmp, "w") as f:
+            f.writelines(f"{s}\t{fen}\n" for s, fen in left[:PENDING_MAX])
+        os.replace(tmp, self.pending_path)
