@@ -57,6 +57,14 @@ PYTEST_ARGS ?=
 test-training: $(VENV_STAMP)
 	cd training && GLIMPSE_SHARED=$(ABS_TEST_SHARED) ../$(PY) -m pytest $(TRAINING_TESTS) $(PYTEST_ARGS)
 
+## Import contracts of the Python side (.importlinter at the repository root): glimpse_tools above glimpse_train;
+## inside glimpse_train entry points > campaign phases > measures > kinds > core > chessdata; no import cycles.
+.PHONY: test-imports
+test-imports: $(VENV_STAMP)
+	PYTHONPATH=training $(VENV)/bin/lint-imports --config .importlinter
+
+test-training: test-imports
+
 ## Held-out metrics of one net -> tools/results/heldout/<file>.json (the model card's tables: make docs).
 ## The campaign gate's measure: action accuracy, Kendall τ and loss on the fixed held-out split of
 ## ../shared/data/labels, policy-head and blend accuracy, HELDOUT_PUZZLES Lichess puzzles. NET defaults to
