@@ -475,7 +475,6 @@ def load_openings(path: str | Path | None, count: int, seed: int, order: str = "
     return [_epd_opening(lines[i], chess960) for i in pick(len(lines))]
 
 
-
 def score_to_cp(score: chess.engine.Score | None, mate_cp: int = 100_000) -> int | None:
     """Centipawns of a python-chess ``Score`` (mates as ±(mate_cp − plies))."""
     if score is None:
