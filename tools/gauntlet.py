@@ -34,6 +34,8 @@ from typing import Any
 from glimpse_tools import enginelib as el
 from glimpse_tools import match as match_tool
 
+# matplotlib is imported inside the plotting function alone: the rest of the module works without it.
+
 LN10_400 = math.log(10) / 400
 
 

@@ -37,6 +37,8 @@ import chess.engine
 
 from glimpse_tools import enginelib as el
 
+# matplotlib is imported inside the plotting function alone: the rest of the module works without it.
+
 DEFAULT_PUZZLES = el.SHARED / "data" / "puzzles" / "lichess_puzzles.csv"
 BAND = 200
 

@@ -35,6 +35,8 @@ import chess.engine
 from glimpse_tools import enginelib as el
 from glimpse_tools import match as match_tool
 
+# matplotlib is imported inside the plotting function alone: the rest of the module works without it.
+
 DEFAULT_PLAYOUTS = [25, 100, 400, 1600]
 
 

@@ -54,6 +54,8 @@ import chess.engine
 from glimpse_tools import enginelib as el
 from glimpse_tools import match as mt
 
+# matplotlib is imported inside the plotting function alone: the rest of the module works without it.
+
 #: Configurations that each worker keeps running: name → (engine, UCI options).
 GLIMPSE_CONFIGS = {"searchless": {"SearchMode": "searchless"}, "mcts": {"SearchMode": "mcts"}}
 #: Pairings by ``game_index % 4``: (A, B, limit kind).

@@ -24,6 +24,9 @@ import numpy as np
 
 from .chessdata import ACTIONS, CHAR_TO_ID, MOVE_TO_ACTION
 
+# JAX (and optax) is imported inside the functions that use it: importing this module must not load it (slow to
+# load, and its threads make later forks, Ray's and Stockfish's, warn of deadlocks).
+
 SIDE_POS = 1  # positions in the 78-token sequence (BOS at 0)
 BOARD = slice(2, 66)
 CASTLE = slice(66, 70)

@@ -26,9 +26,13 @@ import time
 
 import chess
 import numpy as np
+import onnx
 
 from . import kinds
 from .chessdata import BUCKET_CENTRES
+from .data import ensure_dataset
+
+# matplotlib is imported inside the plotting function alone: the rest of the module works without it.
 
 
 def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> float:
@@ -156,8 +160,6 @@ def main(argv=None):
     ap.add_argument("--data-dir", default="data/full")
     ap.add_argument("--out", default=None, help="report folder (default runs/<run>/eval)")
     a = ap.parse_args(argv)
-    from .data import ensure_dataset
-
     run_dir = os.path.join(a.runs_dir, a.run)
     model = a.model or os.path.join(run_dir, "model.onnx")
     out_dir = a.out or os.path.join(run_dir, "eval")
@@ -168,8 +170,6 @@ def main(argv=None):
     policy = kinds.for_onnx(model).policy(model)
     t0 = time.time()
     report = {"model": os.path.abspath(model), "run": a.run}
-    import onnx
-
     report["metadata"] = {p.key: p.value for p in onnx.load(model, load_external_data=False).metadata_props}
     report.update(eval_validation(policy, ds, a.val_positions))
     print(f"validation: loss {report['val_loss']:.4f}, action accuracy {report['action_accuracy']:.4f}, "

@@ -17,13 +17,13 @@ import os
 import sys
 
 from . import kinds
+from .data import ensure_dataset
+from .kinds.action_value import KIND_AV, KINDS, export, infer_config, load_npz_params
 
 TOL = 1e-4
 
 
 def export_npz(argv) -> None:
-    from .kinds.action_value import KIND_AV, KINDS, export, infer_config, load_npz_params
-
     ap = argparse.ArgumentParser(description="Convert a golden-style npz (params/<module>/<name>) to ONNX")
     ap.add_argument("--npz", required=True)
     ap.add_argument("out")
@@ -51,8 +51,6 @@ def main(argv=None):
     ap.add_argument("--raw", action="store_true", help="export raw params instead of EMA")
     ap.add_argument("--data-dir", default="data/full")
     a = ap.parse_args(argv)
-    from .data import ensure_dataset
-
     run_dir = os.path.join(a.runs_dir, a.run)
     kind = kinds.for_run(run_dir) or kinds.DEFAULT
     params, mcfg, step = kind.load_run(run_dir, a.snapshot, a.raw)

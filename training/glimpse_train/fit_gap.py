@@ -24,6 +24,10 @@ import sys
 
 import numpy as np
 
+from . import kinds
+from .data import MemDataset
+from .evaluate import eval_validation
+
 
 class _Split:
     """The ``ds`` argument of ``evaluate.eval_validation`` for the given positions of a ``MemDataset``."""
@@ -38,8 +42,6 @@ def fit_gap(policy, ds, positions: int = 5000, seed: int = 0) -> dict:
     """``{"trained": report, "unseen": report, "gap": trained − unseen action accuracy}`` of ``policy`` (any
     kind's policy, ``kinds``) on ``positions`` positions drawn (``seed``) from each side of ``ds`` (a
     ``data.MemDataset``). Raises ``ValueError`` when either side has no position."""
-    from .evaluate import eval_validation
-
     rng = np.random.default_rng(seed)
     out = {}
     for name, pool in (("trained", np.flatnonzero(~ds.val)), ("unseen", np.flatnonzero(ds.val))):
@@ -60,9 +62,6 @@ def main(argv=None) -> int:
     ap.add_argument("--cache", default="training/data/cache", help="label-file array cache (as the campaign's)")
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args(argv)
-    from . import kinds
-    from .data import MemDataset
-
     files = sorted(glob.glob(a.files))
     if not files:
         print(f"fit_gap: no files match {a.files}", file=sys.stderr)

@@ -26,6 +26,7 @@ import os
 import sys
 import time
 
+import chess
 import numpy as np
 
 from .chessdata import BUCKET_CENTRES as CENTRES
@@ -72,8 +73,6 @@ class Runner:
 
 def position_rows(kind: str, fens: list[str], actions: dict[str, int]):
     """(token rows, per-position row slices, per-position legal action ids) for the policy's evaluation."""
-    import chess
-
     rows, spans, acts = [], [], []
     for fen in fens:
         b = chess.Board(fen)

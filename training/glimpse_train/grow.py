@@ -24,7 +24,11 @@ import dataclasses
 import sys
 
 import numpy as np
+import onnx
 
+from .kinds.multi_action_value import build_model, gflop_per_position, num_params, param_shapes
+from .onnx_graph import onnx_meta
+from .onnx_import import import_onepass, same_outputs
 from .transformer import attn_name, init_from_shapes, lin_name, ln_name
 
 
@@ -53,8 +57,6 @@ def grow_params(params: dict[str, np.ndarray], cfg, layers: int, seed: int = 0) 
     training names). Source blocks keep their weights and order; each new block has LayerNorm scale 1 and
     offset 0, zero pair bias, zero ``W_O`` and ``W3``, and Haiku-style fan-in initialised Q, K, V, gate and
     up matrices (seeded). Every other parameter (embeddings, final LayerNorm, heads) is copied."""
-    from .kinds.multi_action_value import param_shapes
-
     old = cfg.layers
     after = insert_after(old, layers)
     new_cfg = dataclasses.replace(cfg, layers=layers)
@@ -102,12 +104,6 @@ def grow(net: str, out: str, layers: int, seed: int = 0, positions: int = 16) ->
 
     Raises ``ValueError`` for a file that is not a float32 one-pass net, a ``layers`` below the source's,
     or outputs that differ by more than 1e-4."""
-    import onnx
-
-    from .kinds.multi_action_value import build_model, gflop_per_position, num_params
-    from .onnx_graph import onnx_meta
-    from .onnx_import import import_onepass, same_outputs
-
     meta = onnx_meta(net)
     if meta.get("glimpse.precision", "fp32") != "fp32":
         raise ValueError(f"{net}: glimpse.precision is {meta['glimpse.precision']!r}; grow the float32 source")

@@ -24,6 +24,9 @@ import numpy as np
 
 from .chessdata import ACTIONS, CHAR_TO_ID, LICHESS_K
 
+# JAX (and optax) is imported inside the functions that use it: importing this module must not load it (slow to
+# load, and its threads make later forks, Ray's and Stockfish's, warn of deadlocks).
+
 PROMO_PIECES = "qrbn"
 #: one-hot [1968, 4] of each action's promotion piece (all zero for other moves)
 PROMO_ONEHOT = np.zeros((len(ACTIONS), 4), np.float32)

@@ -26,6 +26,7 @@ import time
 import chess
 import chess.engine
 import chess.pgn
+from tqdm import tqdm
 
 from .chessdata import find_stockfish, score_str
 from .data import label_files, parse_line, position_key
@@ -180,8 +181,6 @@ def main(argv=None):
     ap.add_argument("--nice", type=int, default=5)
     ap.add_argument("--stockfish", default=None)
     a = ap.parse_args(argv)
-    from tqdm import tqdm
-
     try:
         sf = find_stockfish(a.stockfish)
     except FileNotFoundError as e:

@@ -12,6 +12,8 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
+# onnxruntime is imported inside the functions that run a net: building and reading graphs does not load it.
+
 OPSET = 17
 
 

@@ -25,6 +25,9 @@ import re
 
 import numpy as np
 
+# tensorstore, msgpack and orbax (requirements-convert.txt, optional) are imported inside the functions that
+# read or write checkpoints.
+
 TREES = ("params", "params_ema")
 
 

@@ -21,6 +21,7 @@ import numpy as np
 import onnx
 
 from .onnx_graph import ort_session
+from .ort_profile import matmul_rate as rate
 
 
 def meta_of(path: str) -> dict[str, str]:
@@ -62,8 +63,6 @@ def time_models(paths: list[str], rows: int, reps: int, threads: int, rounds: in
 
 def matmul_rate(m: int, d: int, reps: int, threads: int) -> float:
     """GFLOP/s of one ORT MatMul [m, d]·[d, 4d] (float32)."""
-    from .ort_profile import matmul_rate as rate
-
     return rate(m, d, 4 * d, reps, threads)
 
 

@@ -39,6 +39,8 @@ from onnx import TensorProto, helper, numpy_helper
 from .chessdata import MOVE_TO_ACTION, tokenize
 from .onnx_graph import ort_session
 
+# onnxruntime is imported inside the functions that run a net: building and reading graphs does not load it.
+
 FENS = [
     "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
     "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4",

@@ -31,6 +31,11 @@ import numpy as np
 
 from .kinds.action_value import KIND_BC, KINDS, KIND_AV, ModelConfig, init_params, num_params
 
+# JAX (and optax) is imported inside the functions that use it: importing this module must not load it (slow to
+# load, and its threads make later forks, Ray's and Stockfish's, warn of deadlocks).
+# tensorstore, msgpack and orbax (requirements-convert.txt, optional) are imported inside the functions that
+# read or write checkpoints.
+
 SIZES = {"9M": (8, 256), "136M": (8, 1024), "270M": (16, 1024)}
 STEP = 6400000
 

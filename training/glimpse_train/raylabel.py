@@ -29,6 +29,8 @@ import chess.engine
 
 from .chessdata import score_key, score_str
 
+# Ray is imported inside the functions that start or use it: the labelling functions run without it.
+
 #: seconds Stockfish may take to answer ``uci``/``isready`` at start-up. python-chess's default (10 s) was
 #: exceeded on a 2-core machine under load (niced workers beside builds and matches): every such chunk
 #: was lost with a ``TimeoutError`` before it labelled anything.

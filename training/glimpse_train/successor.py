@@ -28,8 +28,9 @@ import sys
 import chess
 import numpy as np
 
-from .chessdata import BUCKET_CENTRES, MOVE_TO_ACTION
+from .chessdata import BUCKET_CENTRES, MOVE_TO_ACTION, tokens_actions
 from .data import is_validation, parse_line, score_key
+from .onnx_graph import ort_session
 
 WEIGHTS = (0.0, 0.25, 0.4, 0.5, 0.6, 0.75, 1.0)
 POLICY_WEIGHTS = (0.0, 0.01, 0.05)
@@ -57,8 +58,6 @@ def _expected(lp: np.ndarray) -> np.ndarray:
 def position_arrays(sess, fen: str, labels: dict[str, float]) -> dict | None:
     """For one position: per legal labelled move (ascending action id) Q, the successor value V, ln P (or zeros
     without a policy head) and whether Stockfish scored it best; ``None`` with fewer than 2 such moves."""
-    from .chessdata import tokens_actions
-
     board = chess.Board(fen)
     legal = sorted((m for m in board.legal_moves if m.uci() in labels), key=lambda m: MOVE_TO_ACTION[m.uci()])
     if len(legal) < 2:
@@ -110,8 +109,6 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
     a = ap.parse_args(argv)
-    from .onnx_graph import ort_session
-
     items = held_out(a.shared)
     if not items:
         print(f"successor: no held-out positions in {a.shared}/data/labels", file=sys.stderr)

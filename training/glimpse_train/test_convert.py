@@ -31,18 +31,27 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import logging
 import os
 import shutil
 import sys
 import tempfile
 
+import chess
+import chess.engine
 import numpy as np
 
 from .convert import convert
 from .kinds.action_value import KIND_AV, KIND_BC, KIND_SV, ModelConfig, load_npz_params, numpy_forward
 from .onnx_graph import ort_session
 from .orbax_reader import CheckpointError, read_item, resolve
+from .random_checkpoint import nest, write
 from .test_models import golden_cases
+
+# JAX (and optax) is imported inside the functions that use it: importing this module must not load it (slow to
+# load, and its threads make later forks, Ray's and Stockfish's, warn of deadlocks).
+# tensorstore, msgpack and orbax (requirements-convert.txt, optional) are imported inside the functions that
+# read or write checkpoints.
 
 SHORT = {"av": KIND_AV, "sv": KIND_SV, "bc": KIND_BC}
 TOL = {"av": 1e-4, "sv": 1e-4, "bc": 2e-4}
@@ -164,8 +173,6 @@ def expect_error(c: Checks, what: str, needle: str, fn):
 
 def check_refusals(c: Checks, gdir: str):
     print("layouts")
-    from .random_checkpoint import write
-
     tmp = tempfile.mkdtemp(prefix="glimpse-convert-test-")
     try:
         tiny = ModelConfig(kind=KIND_AV, layers=1, dim=32, heads=4)
@@ -181,14 +188,10 @@ def check_refusals(c: Checks, gdir: str):
         expect_error(c, "KIND=bc on a 128-wide head", "outputs",
                      lambda: convert(os.path.join(tmp, "mystery"), None, kind="bc", log=None))
         # Other Orbax storage variants (per-leaf directories without OCDBT; zarr v3) read the same arrays.
-        import logging
-
         import jax
         import orbax.checkpoint as ocp
 
         logging.getLogger("absl").setLevel(logging.ERROR)  # "Skipping merge of OCDBT checkpoints" (no OCDBT)
-
-        from .random_checkpoint import nest
 
         ref = load_npz_params(os.path.join(gdir, "tiny_av_params.npz"), "params")
         for ocdbt, zarr3 in ((False, False), (True, True)):
@@ -222,11 +225,6 @@ def find_engine(repo: str) -> tuple[str | None, str]:
 
 
 def check_engine(c: Checks, gdir: str, exe: str, models: dict[str, str]):
-    import chess
-    import chess.engine
-
-    import logging
-
     class Lines(logging.Handler):
         """Collects what the engine printed (python-chess logs each line it reads at DEBUG)."""
 

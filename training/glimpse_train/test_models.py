@@ -32,6 +32,9 @@ from .kinds import action_value as av
 from .kinds import multi_action_value as mav
 from .onnx_graph import ort_session
 
+# JAX (and optax) is imported inside the functions that use it: importing this module must not load it (slow to
+# load, and its threads make later forks, Ray's and Stockfish's, warn of deadlocks).
+
 # ---------------------------------------------------------------------------------------------- action value
 SHORT_KINDS = {"av": av.KIND_AV, "sv": av.KIND_SV, "bc": av.KIND_BC}
 TOL = {"av": 1e-4, "sv": 1e-4, "bc": 2e-4}

@@ -40,6 +40,11 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .chessdata import bucket_of
+
+# JAX (and optax) is imported inside the functions that use it: importing this module must not load it (slow to
+# load, and its threads make later forks, Ray's and Stockfish's, warn of deadlocks).
+
 
 class TrainerBase:
     """Optimiser, EMA, checkpoints and the step loop; see the module docstring for the subclass hooks.
@@ -256,8 +261,6 @@ def _erf(x: np.ndarray) -> np.ndarray:
 def soft_targets(p: np.ndarray, k: int, sigma_buckets: float) -> np.ndarray:
     """Targets [B, K] float32: HL-Gauss (σ in bucket widths) or one-hot at searchsorted(edges, p)."""
     if sigma_buckets <= 0:
-        from .chessdata import bucket_of
-
         t = np.zeros((len(p), k), np.float32)
         t[np.arange(len(p)), bucket_of(p.astype(np.float64))] = 1.0
         return t

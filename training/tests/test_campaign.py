@@ -1,5 +1,5 @@
-"""Tests of the campaign's parts: label format, label store, dedup, two-tier merge, Ray retries, resume
-from the committed ONNX, the gate and the curve. Run with ``make test-campaign`` (pytest, from training/)."""
+"""Tests of the campaign's loop: candidates and label phases, resume from the committed ONNX, training,
+adoption, the gate and the curve (labelling itself: test_labelling.py; settings: test_campaign_config.py). Run with ``make test-campaign`` (pytest, from training/)."""
 
 from __future__ import annotations
 
@@ -15,217 +15,16 @@ import pytest
 from glimpse_train import campaign, campaign_label, chessdata, labelstore, raylabel
 from glimpse_train.data import MemDataset
 
-START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
-E4 = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
+from test_labelling import E4, START, moves_of  # noqa: E402 - tests/ is on sys.path (pytest rootdir insertion)
+
 SHARED = os.environ.get("GLIMPSE_SHARED",
                         os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data", "shared"))
 
 
-def moves_of(fen):
-    import chess
-
-    return [(m.uci(), str(i)) for i, m in enumerate(chess.Board(fen).legal_moves)]
-
-
-# ------------------------------------------------------------------ label format
-def test_format_and_parse_round_trip():
-    moves = [("e2e4", "35"), ("d2d4", "M3"), ("a2a3", "M-2"), ("g1f3", "-12")]
-    line = labelstore.format_line(START, moves)
-    assert line.split("\t")[0] == START
-    assert labelstore.parse_line(line + "\n") == (START, moves)
-
-
-@pytest.mark.parametrize("line", ["no tab here", f"{START}\t", f"{START}\te2e4", f"{START}\te2e4=abc",
-                                  f"{START}\te2e9=1", "8/8 w - -\te2e4=1", f"{START}\te2e4=M"])
-def test_parse_rejects_malformed(line):
-    with pytest.raises(labelstore.LabelFormatError):
-        labelstore.parse_line(line)
-
-
-def test_read_file_skips_malformed(tmp_path):
-    p = tmp_path / "x.tsv.gz"
-    good = labelstore.format_line(START, [("e2e4", "30")])
-    with gzip.open(p, "wt") as f:
-        f.write("garbage\n" + good + "\n\n" + f"{E4}\te7e5=oops\n")
-    assert list(labelstore.read_file(str(p))) == [(START, [("e2e4", "30")])]
-
-
 # ------------------------------------------------------------------ store
-def test_store_add_manifest_and_verify(tmp_path):
-    st = labelstore.LabelStore(str(tmp_path))
-    sf = {"name": "Stockfish 15.1", "depth": 8}
-    new = st.add([("popular", START, moves_of(START)), ("selfplay", E4, moves_of(E4)),
-                  ("popular", "bad fen", [("e2e4", "1")])], sf, core_seconds=4.0)
-    assert len(new) == 1 and new[0].positions == 2 and new[0].sources == {"popular": 1, "selfplay": 1}
-    assert new[0].moves == 40 and new[0].core_seconds == 4.0
-    assert st.verify() == []
-    again = labelstore.LabelStore(str(tmp_path))  # reopened from the manifest
-    assert again.totals() == {"shards": 1, "positions": 2, "moves": 40, "core_seconds": 4.0}
-    assert [f for f, _ in labelstore.read_file(again.files()[0])] == [START, E4]
-    man = json.load(open(tmp_path / labelstore.MANIFEST))
-    assert man["totals"]["positions"] == 2 and man["shards"][0]["stockfish"] == sf
-    # a corrupted shard is reported
-    with open(again.files()[0], "ab") as f:
-        f.write(b"x")
-    assert "sha256 mismatch" in again.verify()[0]
-
-
-def test_store_splits_large_batches(tmp_path, monkeypatch):
-    monkeypatch.setattr(labelstore, "MAX_SHARD_BYTES", 600)
-    st = labelstore.LabelStore(str(tmp_path))
-    recs = [("popular", START.replace(" 0 1", f" 0 {i + 1}"), moves_of(START)) for i in range(12)]
-    new = st.add(recs, {}, 12.0)
-    assert len(new) > 1 and sum(s.positions for s in new) == 12
-    assert all(os.path.getsize(p) <= 600 for p in st.files())
-    assert abs(sum(s.core_seconds for s in new) - 12.0) < 0.5
-
-
-def test_store_adopts_orphan_shard_and_removes_tmp(tmp_path):
-    st = labelstore.LabelStore(str(tmp_path))
-    st.add([("popular", START, moves_of(START))], {}, 1.0)
-    # a kill between the shard write and the manifest write leaves an orphan (and maybe a .tmp)
-    orphan = tmp_path / "glimpse-00001.tsv.gz"
-    orphan.write_bytes(labelstore.gzip_bytes([labelstore.format_line(E4, moves_of(E4))]))
-    (tmp_path / "glimpse-00002.tsv.gz.tmp").write_bytes(b"partial")
-    st2 = labelstore.LabelStore(str(tmp_path))
-    assert st2.totals()["positions"] == 2 and st2.shards[-1].core_seconds is None
-    assert not (tmp_path / "glimpse-00002.tsv.gz.tmp").exists()
-    assert st2.next_name() == "glimpse-00002.tsv.gz"
-
-
-# ------------------------------------------------------------------ dedup
-def test_take_new_and_known_keys(tmp_path):
-    st = labelstore.LabelStore(str(tmp_path))
-    st.add([("popular", START, moves_of(START))], {}, 1.0)
-    known = labelstore.known_keys(st.files())
-    assert known == {labelstore.position_key(START)}
-    # same position with other clocks is a duplicate; E4 is new and then known
-    fens = [START.replace(" 0 1", " 3 9"), E4, E4]
-    new, cur = campaign.take_new(fens, 0, 5, known)
-    assert new == [E4] and cur == 3 and labelstore.position_key(E4) in known
-
-
-def test_memdataset_dedups_across_files_first_wins(tmp_path):
-    a, b = tmp_path / "a.tsv.gz", tmp_path / "b.tsv.gz"
-    a.write_bytes(labelstore.gzip_bytes([labelstore.format_line(START, [("e2e4", "30"), ("d2d4", "20")])]))
-    b.write_bytes(labelstore.gzip_bytes([labelstore.format_line(START.replace(" 0 1", " 5 7"), [("e2e4", "-500")]),
-                                         labelstore.format_line(E4, [("e7e5", "10")])]))
-    ds = MemDataset([str(a), str(b)], str(tmp_path / "cache"), log=lambda *_: None)
-    assert len(ds.states) == 2 and list(ds.source) == [0, 1]
-    assert len(ds.row_pos) == 3 and list(ds.row_pos) == [0, 0, 1]
-    assert ds.row_key[0] == 30.0
-    ds2 = MemDataset([str(a), str(b)], str(tmp_path / "cache"), log=lambda *_: None)  # from the cache
-    assert np.array_equal(ds.states, ds2.states) and len(os.listdir(tmp_path / "cache")) == 2
-
-
-def test_parse_mix():
-    assert campaign.parse_mix("selfplay:1,popular:3") == {"selfplay": 0.25, "popular": 0.75}
-    with pytest.raises(ValueError):
-        campaign.parse_mix("lichess:1")
 
 
 # ------------------------------------------------------------------ labelling
-def test_merge_tiers_keeps_deep_top():
-    deep = {"e2e4": "40", "d2d4": "35"}
-    shallow = {"e2e4": "10", "d2d4": "50", "g1f3": "90", "a2a3": "-20", "b2b4": "M2"}
-    out = raylabel.merge_tiers(deep, shallow)
-    assert out["e2e4"] == "40" and out["d2d4"] == "35"
-    assert out["g1f3"] == "34" and out["b2b4"] == "34" and out["a2a3"] == "-20"
-    assert raylabel.merge_tiers({"e2e4": "M3"}, {"d2d4": "M1", "a2a3": "5"}) == {"e2e4": "M3", "d2d4": "M3", "a2a3": "5"}
-
-
-@pytest.mark.skipif(not any(os.path.exists(p) for p in chessdata.SF_PATHS), reason="needs Stockfish (apt)")
-def test_label_chunk_two_tier_labels_every_legal_move():
-    sf = chessdata.find_stockfish()
-    mate_in_1 = "6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1"
-    res = raylabel.label_chunk([START, mate_in_1], raylabel.LabelScheme("two-tier", 4, 3, 1), sf, nice=0)
-    (f1, m1), (f2, m2) = res["records"]
-    assert {m for m, _ in m1} == {m for m, _ in moves_of(START)}
-    keys = [chessdata.score_key(s) for _, s in m1]
-    assert keys == sorted(keys, reverse=True)
-    assert m2[0] == ("a1a8", "M1") and res["core_seconds"] > 0
-
-
-_LABEL_ONE_CHUNK = """
-import json, sys, time
-sys.path.insert(0, {root!r})
-from glimpse_train import raylabel
-fens = {fens!r}
-before = time.process_time()
-res = raylabel.label_chunk(fens, raylabel.LabelScheme("two-tier", 9, 4, 2), {sf!r}, nice=0)
-print(json.dumps({{"before": before, "core_seconds": res["core_seconds"], "n": len(res["records"])}}))
-"""
-
-
-@pytest.mark.skipif(not any(os.path.exists(p) for p in chessdata.SF_PATHS), reason="needs Stockfish (apt)")
-def test_label_chunk_core_seconds_include_stockfish():
-    """The cost a shard records is Stockfish's CPU time plus the worker's, read before Stockfish quits: once
-    the engine has exited, its time reaches ``os.times()`` only when python-chess reaps it, which can be after
-    the chunk reports (the manifest then recorded a fraction of the true cost). Measured on its own: the chunk
-    runs in a child process whose CPU time, with its reaped Stockfish, ``os.wait4`` returns for that child
-    alone (engines or Ray workers that other tests leave behind do not count)."""
-    import subprocess
-    import sys
-
-    fens = [START, E4, "r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4"]
-    code = _LABEL_ONE_CHUNK.format(root=os.path.dirname(os.path.dirname(os.path.abspath(__file__))), fens=fens,
-                                   sf=chessdata.find_stockfish())
-    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-    out = child.stdout.read()
-    _, status, usage = os.wait4(child.pid, 0)
-    child.returncode = os.waitstatus_to_exitcode(status)
-    assert child.returncode == 0, out
-    res = json.loads(out.strip().splitlines()[-1])
-    total = usage.ru_utime + usage.ru_stime  # the child's and its reaped Stockfish's CPU seconds
-    chunk = total - res["before"]  # less the interpreter start and imports before label_chunk
-    assert res["n"] == 3 and chunk > 0.1, "depth 9 on three positions keeps Stockfish busy for a while"
-    assert 0.9 * chunk - 0.05 <= res["core_seconds"] <= chunk + 0.05, (res, total)
-
-
-def _die_once(chunk, marker):
-    """A task that kills its own worker the first time it sees chunk 1 (a lost worker)."""
-    if chunk == 1 and not os.path.exists(marker):
-        open(marker, "w").close()
-        os._exit(1)
-    return chunk * 10
-
-
-def test_run_chunks_retries_a_lost_worker(tmp_path):
-    ray = pytest.importorskip("ray")
-    import sys
-
-    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the test module is not importable there
-    raylabel.ray_init(2, log=lambda *_: None)
-    errors = []
-    try:
-        got = raylabel.run_chunks(_die_once, [0, 1, 2], (str(tmp_path / "marker"),), on_error=errors.append)
-        assert errors == [] and sorted(got) == [0, 10, 20]
-        assert os.path.exists(tmp_path / "marker")  # the worker really died once
-    finally:
-        ray.shutdown()
-
-
-def _slow(chunk, seconds):
-    import time
-
-    time.sleep(seconds)
-    return chunk
-
-
-def test_run_chunks_deadline_keeps_the_running_chunks_and_starts_no_more():
-    ray = pytest.importorskip("ray")
-    import sys
-    import time
-
-    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    raylabel.ray_init(2, log=lambda *_: None)
-    try:
-        got = raylabel.run_chunks(_slow, list(range(6)), (1.0,), max_in_flight=2, deadline=time.time() + 0.5)
-        assert sorted(got) == [0, 1], "the two chunks in flight at the deadline finish; the other four never start"
-        got = raylabel.run_chunks(_slow, list(range(5)), (0.0,), max_in_flight=2)
-        assert sorted(got) == list(range(5)), "without a deadline every chunk runs, two at a time"
-    finally:
-        ray.shutdown()
 
 
 # ------------------------------------------------------------------ resume, gate, record
@@ -510,18 +309,6 @@ def test_unlabelled_candidates_carry_over_to_the_next_label_phase(tmp_path, monk
     assert not os.path.exists(c2.pending_path), "nothing left: the file is removed"
 
 
-def test_decay_scale_is_stable_then_linear_to_the_floor():
-    T = 1200.0
-    assert campaign.decay_scale(0, T, 0.25, 0.05) == 1.0
-    assert campaign.decay_scale(900, T, 0.25, 0.05) == 1.0  # the decay starts at 75 % of the phase
-    assert campaign.decay_scale(1050, T, 0.25, 0.05) == pytest.approx(0.525)
-    assert campaign.decay_scale(1200, T, 0.25, 0.05) == pytest.approx(0.05)
-    assert campaign.decay_scale(5000, T, 0.25, 0.05) == pytest.approx(0.05)  # a late last step stays at the floor
-    assert campaign.decay_scale(1199, T, 0.0, 0.05) == 1.0  # decay_frac 0: the old constant schedule
-    xs = [campaign.decay_scale(t, T, 0.5, 0.0) for t in range(0, 1300, 50)]
-    assert all(a >= b for a, b in zip(xs, xs[1:]))
-
-
 def test_train_phase_lr_scale_zero_freezes_weights_and_keeps_the_undecayed_snapshot(tmp_path):
     c = _tiny_campaign(tmp_path)
     tiny = dict(campaign.CAMPAIGN_MODEL, layers=1, dim=16, heads=2, head_dim=16, head_hidden=32, warmup=1,
@@ -545,20 +332,6 @@ def test_train_phase_lr_scale_zero_freezes_weights_and_keeps_the_undecayed_snaps
     assert all(np.array_equal(p1[k], p2[k]) for k in p1)
     snaps = sorted(os.listdir(os.path.join(c.run_dir, "ema")))
     assert f"step{s1:07d}.npz" in snaps  # saved when the decay began, before any decayed step
-
-
-def test_phase_clock_counts_cpu_time_not_paused_wall_time():
-    now = {"cpu": 100.0, "wall": 5000.0}
-    clock = campaign.PhaseClock(600, cores=2, wall_cap=2.0, cpu=lambda: now["cpu"], wall=lambda: now["wall"])
-    now["wall"] += 900  # 15 minutes paused or starved: no CPU used
-    assert clock.elapsed() == 0 and not clock.done()
-    now["cpu"] += 2 * 599  # both cores busy for 599 s
-    assert clock.elapsed() == pytest.approx(599) and not clock.done()
-    now["cpu"] += 2
-    assert clock.done()
-    idle = campaign.PhaseClock(600, cores=2, wall_cap=2.0, cpu=lambda: now["cpu"], wall=lambda: now["wall"])
-    now["wall"] += 1200  # a trainer that uses no CPU (GPU) still ends at the wall cap
-    assert idle.done()
 
 
 def _phase(tmp_path, monkeypatch, core_seconds, wall):
@@ -660,42 +433,7 @@ def test_a_stop_ends_a_running_subprocess_within_seconds():
     assert (rc, err) == (3, "bad")
 
 
-def test_a_shard_waits_for_enough_positions_but_not_for_ever():
-    c = campaign.CampaignConfig(shard_minutes=3.0, shard_min_positions=500, shard_max_minutes=15.0)
-    assert not campaign.shard_due(0, 10_000.0, c)  # nothing to write
-    assert not campaign.shard_due(499, 181.0, c)  # due by the clock, too few positions
-    assert campaign.shard_due(500, 181.0, c)
-    assert not campaign.shard_due(5_000, 179.0, c)  # enough positions, too soon
-    assert not campaign.shard_due(20, 899.0, c)
-    assert campaign.shard_due(20, 901.0, c)  # a slow phase still writes every 15 minutes
-
-
 # ------------------------------------------------------------------ no-GPU mode, DAgger opponents
-def test_dagger_opponents_are_skill_levels_or_uci_elo():
-    assert campaign.dagger_opponent(0) == ("stockfish:Skill Level=0", "Skill Level 0")
-    assert campaign.dagger_opponent(1700) == ("stockfish:UCI_LimitStrength=true,UCI_Elo=1700", "UCI_Elo 1700")
-    for bad in (-1, 21, 1349, 2851):
-        with pytest.raises(ValueError):
-            campaign.dagger_opponent(bad)
-    for level in campaign.CampaignConfig().dagger_levels.split(","):
-        assert "UCI_Elo" in campaign.dagger_opponent(int(level))[0], "the default ladder is UCI_Elo, not Skill"
-    with pytest.raises(SystemExit):
-        campaign.parse_args(["--dagger-levels", "0,3000"])
-
-
-def test_a_cpu_only_machine_labels_and_does_not_train():
-    cfg = campaign.CampaignConfig()
-    assert not campaign.train_wanted(cfg, None), "no GPU, no --train-cpu: labels only"
-    assert campaign.train_wanted(cfg, "gpu")
-    assert campaign.train_wanted(dataclasses_replace(cfg, train_cpu=True), None)
-    assert not campaign.train_wanted(dataclasses_replace(cfg, train_cpu=True, train_minutes=0), None)
-    assert campaign.gpu_backend() is None, "these tests run on the CPU build of JAX"
-
-
-def dataclasses_replace(cfg, **kw):
-    import dataclasses
-
-    return dataclasses.replace(cfg, **kw)
 
 
 def test_label_only_mode_runs_label_phases_with_new_rounds_and_never_trains(tmp_path, monkeypatch):
@@ -717,7 +455,3 @@ def test_label_only_mode_runs_label_phases_with_new_rounds_and_never_trains(tmp_
     assert json.load(open(again.state_path))["labelled_cycle"] == 52
 
 
-def test_train_cpu_is_a_flag():
-    assert campaign.parse_args(["--train-cpu"])[1].train_cpu is True
-    assert campaign.parse_args([])[1].train_cpu is False
-    assert campaign.parse_args(["--dagger-levels", "0,1500"])[1].dagger_levels == "0,1500"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 
+from ..onnx_graph import onnx_kind
 from . import action_value, multi_action_value
 from .base import Kind
 
@@ -66,8 +67,6 @@ def for_run(run_dir: str) -> Kind | None:
 
 def for_onnx(path: str) -> Kind:
     """The kind of an ONNX file by its ``glimpse.kind`` metadata (none: action value)."""
-    from ..onnx_graph import onnx_kind
-
     return get(onnx_kind(path) or action_value.KIND_AV)
 
 

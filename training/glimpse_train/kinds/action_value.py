@@ -47,6 +47,9 @@ from ..transformer import (LN_EPS, MAX_SEQ, VOCAB, _np_ln, attn_name, count_laye
                            ln_name, numpy_trunk, trunk_shapes)
 from .base import Kind
 
+# JAX (and optax) is imported inside the functions that use it: importing this module must not load it (slow to
+# load, and its threads make later forks, Ray's and Stockfish's, warn of deadlocks).
+
 KIND_AV = "action_value"
 KIND_SV = "state_value"
 KIND_BC = "behavioral_cloning"

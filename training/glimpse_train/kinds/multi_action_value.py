@@ -91,6 +91,9 @@ from .mav_model import (FROM_TOKEN, SEQ, TO_TOKEN, TYPICAL_MOVES, gflop_per_posi
                         jax_forward, numpy_forward, numpy_outputs, param_shapes, perturbed_params)
 from .mav_onnx import build_model, onnx_kind  # noqa: F401,E402
 
+# JAX (and optax) is imported inside the functions that use it: importing this module must not load it (slow to
+# load, and its threads make later forks, Ray's and Stockfish's, warn of deadlocks).
+
 
 # ----------------------------------------------------------------------------------------------
 # training

@@ -1,0 +1,83 @@
+"""Tests of the campaign's settings and clocks (``campaign_config``) and its command line. Run with
+``make test-campaign`` (pytest, from training/)."""
+
+from __future__ import annotations
+
+import pytest
+
+from glimpse_train import campaign
+
+
+def test_parse_mix():
+    assert campaign.parse_mix("selfplay:1,popular:3") == {"selfplay": 0.25, "popular": 0.75}
+    with pytest.raises(ValueError):
+        campaign.parse_mix("lichess:1")
+
+
+def test_decay_scale_is_stable_then_linear_to_the_floor():
+    T = 1200.0
+    assert campaign.decay_scale(0, T, 0.25, 0.05) == 1.0
+    assert campaign.decay_scale(900, T, 0.25, 0.05) == 1.0  # the decay starts at 75 % of the phase
+    assert campaign.decay_scale(1050, T, 0.25, 0.05) == pytest.approx(0.525)
+    assert campaign.decay_scale(1200, T, 0.25, 0.05) == pytest.approx(0.05)
+    assert campaign.decay_scale(5000, T, 0.25, 0.05) == pytest.approx(0.05)  # a late last step stays at the floor
+    assert campaign.decay_scale(1199, T, 0.0, 0.05) == 1.0  # decay_frac 0: the old constant schedule
+    xs = [campaign.decay_scale(t, T, 0.5, 0.0) for t in range(0, 1300, 50)]
+    assert all(a >= b for a, b in zip(xs, xs[1:]))
+
+
+def test_phase_clock_counts_cpu_time_not_paused_wall_time():
+    now = {"cpu": 100.0, "wall": 5000.0}
+    clock = campaign.PhaseClock(600, cores=2, wall_cap=2.0, cpu=lambda: now["cpu"], wall=lambda: now["wall"])
+    now["wall"] += 900  # 15 minutes paused or starved: no CPU used
+    assert clock.elapsed() == 0 and not clock.done()
+    now["cpu"] += 2 * 599  # both cores busy for 599 s
+    assert clock.elapsed() == pytest.approx(599) and not clock.done()
+    now["cpu"] += 2
+    assert clock.done()
+    idle = campaign.PhaseClock(600, cores=2, wall_cap=2.0, cpu=lambda: now["cpu"], wall=lambda: now["wall"])
+    now["wall"] += 1200  # a trainer that uses no CPU (GPU) still ends at the wall cap
+    assert idle.done()
+
+
+def test_a_shard_waits_for_enough_positions_but_not_for_ever():
+    c = campaign.CampaignConfig(shard_minutes=3.0, shard_min_positions=500, shard_max_minutes=15.0)
+    assert not campaign.shard_due(0, 10_000.0, c)  # nothing to write
+    assert not campaign.shard_due(499, 181.0, c)  # due by the clock, too few positions
+    assert campaign.shard_due(500, 181.0, c)
+    assert not campaign.shard_due(5_000, 179.0, c)  # enough positions, too soon
+    assert not campaign.shard_due(20, 899.0, c)
+    assert campaign.shard_due(20, 901.0, c)  # a slow phase still writes every 15 minutes
+
+
+def test_dagger_opponents_are_skill_levels_or_uci_elo():
+    assert campaign.dagger_opponent(0) == ("stockfish:Skill Level=0", "Skill Level 0")
+    assert campaign.dagger_opponent(1700) == ("stockfish:UCI_LimitStrength=true,UCI_Elo=1700", "UCI_Elo 1700")
+    for bad in (-1, 21, 1349, 2851):
+        with pytest.raises(ValueError):
+            campaign.dagger_opponent(bad)
+    for level in campaign.CampaignConfig().dagger_levels.split(","):
+        assert "UCI_Elo" in campaign.dagger_opponent(int(level))[0], "the default ladder is UCI_Elo, not Skill"
+    with pytest.raises(SystemExit):
+        campaign.parse_args(["--dagger-levels", "0,3000"])
+
+
+def test_a_cpu_only_machine_labels_and_does_not_train():
+    cfg = campaign.CampaignConfig()
+    assert not campaign.train_wanted(cfg, None), "no GPU, no --train-cpu: labels only"
+    assert campaign.train_wanted(cfg, "gpu")
+    assert campaign.train_wanted(dataclasses_replace(cfg, train_cpu=True), None)
+    assert not campaign.train_wanted(dataclasses_replace(cfg, train_cpu=True, train_minutes=0), None)
+    assert campaign.gpu_backend() is None, "these tests run on the CPU build of JAX"
+
+
+def dataclasses_replace(cfg, **kw):
+    import dataclasses
+
+    return dataclasses.replace(cfg, **kw)
+
+
+def test_train_cpu_is_a_flag():
+    assert campaign.parse_args(["--train-cpu"])[1].train_cpu is True
+    assert campaign.parse_args([])[1].train_cpu is False
+    assert campaign.parse_args(["--dagger-levels", "0,1500"])[1].dagger_levels == "0,1500"
