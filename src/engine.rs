@@ -22,11 +22,11 @@ use crate::game::Game;
 use crate::model::runtime::panic_message;
 use crate::model::{ModelInfo, NetworkSlot, Note, Preloader, SharedNetwork};
 use crate::search::analysis::analyse_with;
-use crate::search::{self, Search, SearchRequest};
+use crate::search::{self, Search, SearchMode, SearchRequest};
 use crate::tablebase::{self, Probe, Tablebases};
 use crate::time::TimeManager;
 use crate::uci::display::{self, eval_table};
-use crate::uci::options::{self, Options};
+use crate::uci::options::{self, Applies, Options};
 use crate::uci::{self, Command, GoParams, StartPosition};
 use parking_lot::Mutex;
 use shakmaty::{Color, Move, Position};
@@ -81,7 +81,11 @@ impl Engine {
         let options = Options::new(cores);
         let net = NetworkSlot::shared();
         let model_info = net.lock().info_handle();
-        let search = Self::make_search(&options.settings().search_mode, &net, &out);
+        let search = search::create(
+            options.settings().search_mode,
+            Arc::clone(&net),
+            out.clone(),
+        );
         let rng = Rng::new(options.settings().seed);
         let notes = out.clone();
         let preloader = Preloader::spawn(Arc::clone(&net), move |n| match n {
@@ -102,14 +106,6 @@ impl Engine {
             preloader,
             uci_seen: false,
         }
-    }
-
-    fn make_search(mode: &str, net: &SharedNetwork, out: &Out) -> Box<dyn Search> {
-        search::create(mode, Arc::clone(net), out.clone()).unwrap_or_else(|| {
-            out.error(&format!("unknown search mode '{mode}'; using searchless"));
-            search::create("searchless", Arc::clone(net), out.clone())
-                .expect("searchless is registered")
-        })
     }
 
     /// Reads lines until `quit` or end of input. Invalid UTF-8 is replaced, not fatal.
@@ -196,7 +192,7 @@ impl Engine {
                 // The search's state (MCTS tree and cache) belongs to the old game; the new
                 // game's search prepares now (MCTS takes its `Hash` memory off the clock).
                 let settings = self.options.settings();
-                self.sync_search_mode(&settings.search_mode);
+                self.sync_search_mode(settings.search_mode);
                 self.search.new_game(&settings);
             }
             Command::Position { start, moves } => self.set_position(start, moves),
@@ -253,29 +249,56 @@ impl Engine {
             ));
             return;
         };
-        let canonical = decl.name;
+        let (canonical, applies) = (decl.name, decl.applies);
         let raw = value.unwrap_or("").trim();
-        if canonical == options::WEIGHTS_FILE.name && !options::is_embedded_name(raw) {
-            if let Some(problem) = weights_file_problem(Path::new(raw)) {
-                self.out.error(&format!(
-                    "option WeightsFile: '{raw}' {problem}; keeping the previous network"
-                ));
-                return;
-            }
-        }
-        if canonical == options::LOG_FILE.name {
-            let path = (!raw.is_empty() && raw != "<empty>").then_some(raw);
-            if let Err(e) = self.out.set_log(path) {
-                self.out.error(&format!("option LogFile: {e}"));
-                return;
-            }
+        if let Err(message) = self.prepare_option(applies, canonical, raw) {
+            self.out.error(&message);
+            return;
         }
         match self.options.set(name, value) {
             Ok(changed) => {
-                if changed.name == options::SYZYGY_PATH.name {
-                    self.open_tablebases();
+                self.apply_option(applies, &changed);
+                self.debug_note(&format!("{} set", changed.name));
+            }
+            Err(e) => self.out.error(&e.to_string()),
+        }
+    }
+
+    /// What must succeed before an option takes the value `raw`: a `WeightsFile` must be a
+    /// readable file, a `LogFile` must open. The message is the error to print.
+    fn prepare_option(
+        &mut self,
+        applies: Applies,
+        canonical: &str,
+        raw: &str,
+    ) -> Result<(), String> {
+        match applies {
+            Applies::Network
+                if canonical == options::WEIGHTS_FILE.name && !options::is_embedded_name(raw) =>
+            {
+                match weights_file_problem(Path::new(raw)) {
+                    Some(problem) => Err(format!(
+                        "option WeightsFile: '{raw}' {problem}; keeping the previous network"
+                    )),
+                    None => Ok(()),
                 }
-                if self.uci_seen && decl_applies_to_network(&self.options, changed.name) {
+            }
+            Applies::Output => {
+                let path = (!options::is_empty_value(raw)).then_some(raw);
+                self.out
+                    .set_log(path)
+                    .map_err(|e| format!("option {canonical}: {e}"))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Applies a changed option where [`Applies`] says it takes effect at once.
+    fn apply_option(&mut self, applies: Applies, changed: &options::Changed) {
+        match applies {
+            Applies::Tablebases => self.open_tablebases(),
+            Applies::Network => {
+                if self.uci_seen {
                     self.preloader.request(self.options.settings().load_key());
                 }
                 if changed.name == options::THREADS.name {
@@ -287,16 +310,13 @@ impl Engine {
                         ));
                     }
                 }
-                if changed.name == options::SEED.name {
-                    self.rng = Rng::new(self.options.settings().seed);
-                }
-                if changed.name == options::CHESS960.name && changed.differs {
-                    let (start, moves) = self.position.clone();
-                    self.set_position(start, moves);
-                }
-                self.debug_note(&format!("{} set", changed.name));
             }
-            Err(e) => self.out.error(&e.to_string()),
+            Applies::Random => self.rng = Rng::new(self.options.settings().seed),
+            Applies::Position if changed.differs => {
+                let (start, moves) = self.position.clone();
+                self.set_position(start, moves);
+            }
+            Applies::Position | Applies::Search | Applies::Mcts | Applies::Output => {}
         }
     }
 
@@ -380,10 +400,10 @@ impl Engine {
 
     /// Makes the current search the one `SearchMode` names (at `go` and `ucinewgame`); the previous
     /// search answers before the new one starts.
-    fn sync_search_mode(&mut self, mode: &str) {
-        if self.search.name() != mode {
+    fn sync_search_mode(&mut self, mode: SearchMode) {
+        if self.search.mode() != mode {
             self.search.wait();
-            self.search = Self::make_search(mode, &self.net, &self.out);
+            self.search = search::create(mode, Arc::clone(&self.net), self.out.clone());
         }
     }
 
@@ -394,7 +414,7 @@ impl Engine {
         }
         self.search.stop();
         let settings = self.options.settings();
-        self.sync_search_mode(&settings.search_mode);
+        self.sync_search_mode(settings.search_mode);
         let searchmoves = self.resolve_searchmoves(&go.searchmoves);
         let decay = settings.temp_decay_moves;
         let temperature = if decay == 0 || self.game.position().fullmoves().get() <= decay {
@@ -486,13 +506,6 @@ impl Engine {
             Err(e) => self.out.error(&format!("eval: {e}")),
         }
     }
-}
-
-/// Whether the option `name` (as declared) picks the network (a change reloads it).
-fn decl_applies_to_network(options: &Options, name: &str) -> bool {
-    options
-        .find(name)
-        .is_some_and(|d| d.applies == options::Applies::Network)
 }
 
 /// The `info string` after `uciok`: the version and which net plays.

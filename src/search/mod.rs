@@ -72,7 +72,7 @@ pub struct SearchRequest {
 /// A search as the engine sees it. See the module documentation for the contract.
 pub trait Search: Send {
     /// The `SearchMode` value this search implements.
-    fn name(&self) -> &'static str;
+    fn mode(&self) -> SearchMode;
 
     /// Starts a search and returns at once. A search still running is stopped first (its
     /// `bestmove` comes before the new search's output).
@@ -105,24 +105,45 @@ pub trait Search: Send {
     fn shutdown(&mut self, limit: std::time::Duration);
 }
 
-/// The search modes [`create`] knows (the `SearchMode` option's values).
-pub const MODES: &[&str] = &["searchless", "mcts"];
+/// A registered search: the `SearchMode` option's values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SearchMode {
+    /// One batched pass over the legal moves, play the best (the paper).
+    #[default]
+    Searchless,
+    /// PUCT tree search on the same net.
+    Mcts,
+}
 
-/// The search registered under `mode` (case-insensitive), reporting through `out` and running on
-/// the shared network; `None` for an unknown mode.
-pub fn create(mode: &str, net: SharedNetwork, out: Out) -> Option<Box<dyn Search>> {
-    match mode.to_ascii_lowercase().as_str() {
-        "searchless" => Some(Box::new(runner::Runner::spawn(
-            searchless::Searchless,
-            net,
-            out,
-        ))),
-        "mcts" => Some(Box::new(runner::Runner::spawn(
-            mcts::Mcts::default(),
-            net,
-            out,
-        ))),
-        _ => None,
+impl SearchMode {
+    /// Every mode, in option order.
+    pub const ALL: [SearchMode; 2] = [SearchMode::Searchless, SearchMode::Mcts];
+
+    /// The option value (`searchless`, `mcts`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            SearchMode::Searchless => "searchless",
+            SearchMode::Mcts => "mcts",
+        }
+    }
+
+    /// Parses an option value (case-insensitive).
+    pub fn parse(s: &str) -> Option<SearchMode> {
+        let s = s.trim();
+        Self::ALL
+            .into_iter()
+            .find(|m| m.as_str().eq_ignore_ascii_case(s))
+    }
+}
+
+/// The search modes [`create`] knows, as the `SearchMode` option lists them.
+pub const MODES: &[&str] = &[SearchMode::Searchless.as_str(), SearchMode::Mcts.as_str()];
+
+/// The search registered as `mode`, reporting through `out` and running on the shared network.
+pub fn create(mode: SearchMode, net: SharedNetwork, out: Out) -> Box<dyn Search> {
+    match mode {
+        SearchMode::Searchless => Box::new(runner::Runner::spawn(searchless::Searchless, net, out)),
+        SearchMode::Mcts => Box::new(runner::Runner::spawn(mcts::Mcts::default(), net, out)),
     }
 }
 
@@ -202,5 +223,9 @@ mod tests {
     #[test]
     fn the_registry_knows_the_modes() {
         assert_eq!(MODES, &["searchless", "mcts"]);
+        for m in SearchMode::ALL {
+            assert_eq!(SearchMode::parse(&m.as_str().to_ascii_uppercase()), Some(m));
+        }
+        assert_eq!(SearchMode::parse("alphabeta"), None);
     }
 }

@@ -12,7 +12,7 @@
 
 use super::control::Control;
 use super::sink::SearchSink;
-use super::{request_fallback, Search, SearchRequest};
+use super::{request_fallback, Search, SearchMode, SearchRequest};
 use crate::model::runtime::panic_message;
 use crate::model::{NetworkSlot, Note, SharedNetwork};
 use crate::time::{self, Deadlines, TimeManager};
@@ -52,7 +52,7 @@ pub struct Outcome {
 /// What a search algorithm implements; [`Runner`] turns it into a [`Search`].
 pub trait Algorithm: Send + 'static {
     /// The `SearchMode` value.
-    fn name(&self) -> &'static str;
+    fn mode(&self) -> SearchMode;
 
     /// Searches `request` on the loaded network `net` until a limit, `ctl.stopped()` or (for a
     /// ponder search) `ctl.ponderhit_seen()`; progress goes to `sink.info`, diagnostics to
@@ -95,7 +95,7 @@ struct Current {
 
 /// A [`Search`] made of an [`Algorithm`] on its own worker thread.
 pub struct Runner {
-    name: &'static str,
+    mode: SearchMode,
     jobs: Option<Sender<Job>>,
     pending: Arc<AtomicUsize>,
     current: Option<Current>,
@@ -107,7 +107,7 @@ impl Runner {
     pub fn spawn<A: Algorithm>(algorithm: A, net: SharedNetwork, out: Out) -> Runner {
         let (tx, rx) = unbounded();
         let pending = Arc::new(AtomicUsize::new(0));
-        let name = algorithm.name();
+        let mode = algorithm.mode();
         let worker = Worker {
             algorithm,
             net,
@@ -115,7 +115,7 @@ impl Runner {
             released: false,
         };
         let spawned = std::thread::Builder::new()
-            .name(format!("glimpse-{name}"))
+            .name(format!("glimpse-{}", mode.as_str()))
             .spawn(move || worker.run(rx));
         let jobs = match spawned {
             Ok(_) => Some(tx),
@@ -125,7 +125,7 @@ impl Runner {
             }
         };
         Runner {
-            name,
+            mode,
             jobs,
             pending,
             current: None,
@@ -218,8 +218,8 @@ impl Drop for Runner {
 }
 
 impl Search for Runner {
-    fn name(&self) -> &'static str {
-        self.name
+    fn mode(&self) -> SearchMode {
+        self.mode
     }
 
     fn start(&mut self, request: SearchRequest) {

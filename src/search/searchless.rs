@@ -12,7 +12,7 @@ use super::analysis::{analyse, analyse_with, choose, gives_mate, ranked, Analysi
 use super::control::Control;
 use super::runner::{Algorithm, Outcome, SearchError};
 use super::sink::SearchSink;
-use super::SearchRequest;
+use super::{SearchMode, SearchRequest};
 use crate::game::Game;
 use crate::model::buckets::win_prob_to_cp;
 use crate::model::{Model, NetworkSlot};
@@ -187,8 +187,8 @@ pub fn evaluate(
 }
 
 impl Algorithm for Searchless {
-    fn name(&self) -> &'static str {
-        "searchless"
+    fn mode(&self) -> SearchMode {
+        SearchMode::Searchless
     }
 
     fn think(

@@ -2,7 +2,7 @@
 //! `[0, 77 state tokens, action]` int64 `[rows, 79]` per (position, move), output K bucket
 //! log-probs `[rows, K]`; Q(s, a) = Σ softmax(log-probs)·centres.
 
-use super::{action_id, state_row, value_buckets, KindSpec};
+use super::{action_id, state_row, value_buckets, BucketsError, KindSpec};
 use crate::model::backend::{EvalRequest, Evaluated, MoveValue};
 use crate::model::buckets::{bucket_centres, bucket_mode, expected_value};
 use crate::model::error::ModelError;
@@ -25,7 +25,7 @@ impl KindSpec for ActionValue {
         STATE_TOKENS + 2
     }
 
-    fn outputs(&self, buckets: Option<usize>) -> Result<(usize, usize), String> {
+    fn outputs(&self, buckets: Option<usize>) -> Result<(usize, usize), BucketsError> {
         value_buckets(buckets)
     }
 

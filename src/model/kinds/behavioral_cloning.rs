@@ -4,7 +4,7 @@
 //! absent. A policy, not a value: [`KindSpec::has_value`] is false, so MCTS refuses it and the
 //! repetition rule does not apply.
 
-use super::{action_id, state_row, KindSpec};
+use super::{action_id, state_row, BucketsError, KindSpec};
 use crate::model::actions::NUM_ACTIONS;
 use crate::model::backend::{EvalRequest, Evaluated, MoveValue};
 use crate::model::error::ModelError;
@@ -30,12 +30,14 @@ impl KindSpec for BehavioralCloning {
         "BehavioralCloning"
     }
 
-    fn outputs(&self, buckets: Option<usize>) -> Result<(usize, usize), String> {
+    fn outputs(&self, buckets: Option<usize>) -> Result<(usize, usize), BucketsError> {
         match buckets.unwrap_or(0) {
             0 => Ok((0, NUM_ACTIONS)),
-            k => Err(format!(
-                "behavioral_cloning model declares {k} buckets (expected 0)"
-            )),
+            declared => Err(BucketsError::Fixed {
+                kind: self.name(),
+                declared,
+                expected: 0,
+            }),
         }
     }
 

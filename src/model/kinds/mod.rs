@@ -48,8 +48,8 @@ pub trait KindSpec: Send + Sync + 'static {
     /// absent).
     ///
     /// # Errors
-    /// The bucket count is missing, not allowed, or out of range (the message is the reason).
-    fn outputs(&self, buckets: Option<usize>) -> Result<(usize, usize), String>;
+    /// The bucket count is missing, not allowed, or out of range.
+    fn outputs(&self, buckets: Option<usize>) -> Result<(usize, usize), BucketsError>;
 
     /// Whether one network row scores every move of a position (the cost of a position does not
     /// grow with its number of moves).
@@ -264,12 +264,33 @@ pub fn action_id(mv: &Move) -> Result<i64, ModelError> {
 ///
 /// # Errors
 /// Missing or out of range.
-pub fn value_buckets(buckets: Option<usize>) -> Result<(usize, usize), String> {
-    let k = buckets.ok_or("metadata `glimpse.buckets` missing")?;
+pub fn value_buckets(buckets: Option<usize>) -> Result<(usize, usize), BucketsError> {
+    let k = buckets.ok_or(BucketsError::Missing)?;
     if !(2..=4096).contains(&k) {
-        return Err(format!("glimpse.buckets = {k} is out of range"));
+        return Err(BucketsError::OutOfRange(k));
     }
     Ok((k, k))
+}
+
+/// Why a kind refuses the metadata `glimpse.buckets` ([`KindSpec::outputs`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BucketsError {
+    /// A value kind needs the bucket count.
+    #[error("metadata `glimpse.buckets` missing")]
+    Missing,
+    /// Outside 2..=4096.
+    #[error("glimpse.buckets = {0} is out of range")]
+    OutOfRange(usize),
+    /// A kind with a fixed count got another.
+    #[error("{kind} model declares {declared} buckets (expected {expected})")]
+    Fixed {
+        /// The kind's `glimpse.kind` name.
+        kind: &'static str,
+        /// The count in the metadata.
+        declared: usize,
+        /// The only count the kind accepts.
+        expected: usize,
+    },
 }
 
 #[cfg(test)]

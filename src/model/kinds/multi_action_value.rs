@@ -4,7 +4,7 @@
 //! [`PAD_ACTION`] to the batch's largest move count), output `log_probs` float32
 //! `[rows, moves, K]`; an optional `value` output is ignored. Padded slots are discarded.
 
-use super::{action_id, state_row, value_buckets, KindSpec};
+use super::{action_id, state_row, value_buckets, BucketsError, KindSpec};
 use crate::model::backend::{EvalRequest, Evaluated, MoveValue};
 use crate::model::buckets::{bucket_centres, bucket_mode, expected_value};
 use crate::model::error::ModelError;
@@ -27,7 +27,7 @@ impl KindSpec for MultiActionValue {
         true
     }
 
-    fn outputs(&self, buckets: Option<usize>) -> Result<(usize, usize), String> {
+    fn outputs(&self, buckets: Option<usize>) -> Result<(usize, usize), BucketsError> {
         value_buckets(buckets)
     }
 

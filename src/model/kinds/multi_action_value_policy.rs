@@ -13,7 +13,7 @@
 //! An optional `value` output `[rows, K]` is ignored. One ORT run per batch, as MAV.
 
 use super::multi_action_value::Rows;
-use super::{value_buckets, Dim, ExtraOutput, KindSpec};
+use super::{value_buckets, BucketsError, Dim, ExtraOutput, KindSpec};
 use crate::model::backend::{EvalRequest, Evaluated, MoveValue};
 use crate::model::error::ModelError;
 use crate::model::session::Model;
@@ -46,7 +46,7 @@ impl KindSpec for MultiActionValuePolicy {
         true
     }
 
-    fn outputs(&self, buckets: Option<usize>) -> Result<(usize, usize), String> {
+    fn outputs(&self, buckets: Option<usize>) -> Result<(usize, usize), BucketsError> {
         value_buckets(buckets)
     }
 

@@ -3,7 +3,7 @@
 //! K bucket log-probs `[rows, K]` for the side to move *after* the move. The mover's value is the
 //! reversed distribution's expectation, Q(s, a) = Σ p_k·(1 − c_k), and its mode K − 1 − mode.
 
-use super::{state_row, value_buckets, KindSpec};
+use super::{state_row, value_buckets, BucketsError, KindSpec};
 use crate::model::backend::{EvalRequest, Evaluated, MoveValue};
 use crate::model::buckets::{bucket_centres, bucket_mode, expected_value};
 use crate::model::error::ModelError;
@@ -22,7 +22,7 @@ impl KindSpec for StateValue {
         "StateValue"
     }
 
-    fn outputs(&self, buckets: Option<usize>) -> Result<(usize, usize), String> {
+    fn outputs(&self, buckets: Option<usize>) -> Result<(usize, usize), BucketsError> {
         value_buckets(buckets)
     }
 

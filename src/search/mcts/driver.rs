@@ -13,7 +13,7 @@ use crate::search::evaluator::MopUp;
 use crate::search::runner::{Algorithm, Outcome, SearchError};
 use crate::search::searchless::Searchless;
 use crate::search::sink::SearchSink;
-use crate::search::SearchRequest;
+use crate::search::{SearchMode, SearchRequest};
 use crate::tablebase::RootProbe;
 use crate::uci::options::Settings;
 use crate::uci::output::{BestMove, Info, Score, Wdl};
@@ -116,8 +116,8 @@ pub struct Mcts {
 }
 
 impl Algorithm for Mcts {
-    fn name(&self) -> &'static str {
-        "mcts"
+    fn mode(&self) -> SearchMode {
+        SearchMode::Mcts
     }
 
     fn new_game(&mut self, settings: &Settings) {
@@ -270,9 +270,7 @@ impl Algorithm for Mcts {
             _ if tree.is_empty() => {
                 self.tree = None;
                 return Err(match reason {
-                    StopReason::Error(e) => {
-                        SearchError::Network(crate::model::ModelError::Inference(e))
-                    }
+                    StopReason::Error(e) => SearchError::Network(e),
                     _ => SearchError::NoEvaluation,
                 });
             }

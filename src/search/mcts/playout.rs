@@ -4,7 +4,7 @@
 
 use super::tree::{Leaf, Tree, MAX_NODES};
 use super::{MctsParams, Proven};
-use crate::model::{EvalRequest, EvalStats, Evaluator};
+use crate::model::{EvalRequest, EvalStats, Evaluator, ModelError};
 use shakmaty::{Move, Position};
 use std::time::Instant;
 
@@ -86,7 +86,7 @@ pub enum StopReason {
     /// [`MAX_NODES`] reached.
     TreeFull,
     /// The network failed; the tree so far stands.
-    Error(String),
+    Error(ModelError),
 }
 
 /// Runs playouts from the tree's root until a limit, a proof or the poll callback stops it.
@@ -184,7 +184,7 @@ pub fn search(
                         tree.undo_virtual(path);
                     }
                     progress.eval = delta(evaluator.stats(), base);
-                    break StopReason::Error(e.to_string());
+                    break StopReason::Error(e);
                 }
             }
         }

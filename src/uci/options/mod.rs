@@ -190,8 +190,10 @@ pub enum Applies {
     Mcts,
     /// The current position is read again at once (castling notation).
     Position,
-    /// The engine applies it at once (random sequence restarts).
-    Engine,
+    /// The random sequence restarts at once.
+    Random,
+    /// The tables are opened at once.
+    Tablebases,
     /// The output writer applies it at once (log file).
     Output,
 }
@@ -420,13 +422,19 @@ impl Options {
     }
 }
 
+/// How the `uci` listing writes an empty string default; a GUI may send it back as the value.
+pub const EMPTY: &str = "<empty>";
+
+/// Whether a string option's value means "none": "" or [`EMPTY`] (surrounding blanks ignored).
+pub fn is_empty_value(v: &str) -> bool {
+    let v = v.trim();
+    v.is_empty() || v == EMPTY
+}
+
 /// Whether a `WeightsFile` value means the embedded net (`<embedded>`, `<default>`, `<empty>`, "").
 pub fn is_embedded_name(v: &str) -> bool {
     let v = v.trim();
-    v.is_empty()
-        || v.eq_ignore_ascii_case(EMBEDDED)
-        || v.eq_ignore_ascii_case("<default>")
-        || v == "<empty>"
+    is_empty_value(v) || v.eq_ignore_ascii_case(EMBEDDED) || v.eq_ignore_ascii_case("<default>")
 }
 
 fn default_value(kind: &OptionKind) -> Value {
@@ -452,11 +460,7 @@ fn uci_line(d: &OptionDecl) -> String {
             format!("option name {n} type combo default {default}{vars}")
         }
         OptionKind::Text { default } => {
-            let shown = if default.is_empty() {
-                "<empty>"
-            } else {
-                default
-            };
+            let shown = if default.is_empty() { EMPTY } else { default };
             format!("option name {n} type string default {shown}")
         }
         OptionKind::Float { default, .. } => {

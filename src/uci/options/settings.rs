@@ -4,6 +4,7 @@ use super::*;
 use crate::model::{Backend, LoadKey};
 use crate::search::analysis::MoveChoice;
 use crate::search::mcts::MctsParams;
+use crate::search::SearchMode;
 
 /// The typed snapshot of all options that the engine reads.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,8 +33,8 @@ pub struct Settings {
     pub seed: u64,
     /// `LogFile`; `None` when empty.
     pub log_file: Option<String>,
-    /// `SearchMode`: the registered search to use (`searchless`, `mcts`; `crate::search::MODES`).
-    pub search_mode: String,
+    /// `SearchMode`: the registered search to use.
+    pub search_mode: SearchMode,
     /// `Hash` in MB (MCTS evaluation cache).
     pub hash_mb: usize,
     /// `MopUp`: the bare-king rule in MCTS.
@@ -75,7 +76,6 @@ impl Options {
         };
         let backend = Backend::parse(&self.value(BACKEND)).unwrap_or_default();
         let log = self.value(LOG_FILE);
-        let log = log.trim();
         Settings {
             weights_file,
             backend,
@@ -89,12 +89,8 @@ impl Options {
             temperature: self.value(TEMPERATURE),
             temp_decay_moves: self.value(TEMP_DECAY_MOVES).max(0) as u32,
             seed: self.value(SEED).max(0) as u64,
-            log_file: if log.is_empty() || log == "<empty>" {
-                None
-            } else {
-                Some(log.to_string())
-            },
-            search_mode: self.value(SEARCH_MODE),
+            log_file: (!is_empty_value(&log)).then(|| log.trim().to_string()),
+            search_mode: SearchMode::parse(&self.value(SEARCH_MODE)).unwrap_or_default(),
             hash_mb: self.value(HASH).max(1) as usize,
             mop_up: self.value(MOP_UP),
             move_choice: MoveChoice::parse(&self.value(MOVE_CHOICE)).unwrap_or_default(),

@@ -75,14 +75,14 @@ pub fn declarations(cores: usize) -> Vec<OptionDecl> {
         },
         OptionDecl {
             name: SEED.name,
-            applies: Applies::Engine,
+            applies: Applies::Random,
             kind: OptionKind::Spin { default: 0, min: 0, max: i64::from(i32::MAX) },
             help: "random seed for Temperature; 0 draws a fresh seed, other values repeat at each ucinewgame",
         },
         OptionDecl {
             name: SEARCH_MODE.name,
             applies: Applies::Search,
-            kind: OptionKind::Combo { default: "searchless", vars: crate::search::MODES },
+            kind: OptionKind::Combo { default: crate::search::SearchMode::Searchless.as_str(), vars: crate::search::MODES },
             help: "searchless: one batched pass, play the best move (the paper); mcts: PUCT tree search on the same net",
         },
         OptionDecl {
@@ -177,7 +177,7 @@ pub fn declarations(cores: usize) -> Vec<OptionDecl> {
         },
         OptionDecl {
             name: SYZYGY_PATH.name,
-            applies: Applies::Engine,
+            applies: Applies::Tablebases,
             kind: OptionKind::Text { default: "" },
             help: "Syzygy tablebase directories, separated by ':' (';' on Windows); opened when set",
         },

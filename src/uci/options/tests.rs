@@ -1,6 +1,7 @@
 //! Unit tests for the option table, `setoption` validation and the typed keys.
 
 use super::*;
+use crate::search::SearchMode;
 use crate::uci::options;
 
 #[test]
@@ -89,11 +90,11 @@ fn option_setting_and_validation() {
     assert!(o.set("Hash", Some("0")).is_err());
 
     // MCTS options reach the typed settings.
-    assert_eq!(o.settings().search_mode, "searchless");
+    assert_eq!(o.settings().search_mode, SearchMode::Searchless);
     assert!(o.set("searchmode", Some("MCTS")).is_ok() || o.set("SearchMode", Some("mcts")).is_ok());
-    assert_eq!(o.settings().search_mode, "mcts");
+    assert_eq!(o.settings().search_mode, SearchMode::Mcts);
     assert!(o.set("SearchMode", Some("alphabeta")).is_err());
-    assert_eq!(o.settings().search_mode, "mcts");
+    assert_eq!(o.settings().search_mode, SearchMode::Mcts);
     assert!(o.set("CPuct", Some("2.5")).is_ok());
     assert!(o.set("MinibatchSize", Some("32")).is_ok());
     assert!(o.set("PolicyTopK", Some("0")).is_ok());
