@@ -132,9 +132,13 @@ fn infinite_prints_progress_and_waits_for_stop() {
     let mut e = mcts_engine("tiny_mav.onnx");
     e.send("position startpos");
     e.send("go infinite");
-    let early = e.collect_for(Duration::from_millis(1600));
+    // The first periodic line comes about a second into the search; a loaded machine may take
+    // longer to start the engine and load the net, so wait for it rather than for a fixed time.
+    let early = e.until("periodic info", |l| {
+        l.starts_with("info depth") || l.starts_with("bestmove")
+    });
     assert!(
-        early.iter().any(|l| l.starts_with("info depth")),
+        early.last().is_some_and(|l| l.starts_with("info depth")),
         "periodic info while searching: {early:#?}"
     );
     assert!(
