@@ -177,6 +177,8 @@ def train(pack_dir: str, work: str, seconds: float, overrides: dict, snapshot_mi
         shutil.copyfile(path, os.path.join(work, "out", "latest.onnx"))
         snaps.append(path)
         log(f"snapshot: {path} (step {step}, {step * tcfg.batch} position-passes, {time.time() - t0:.0f} s)")
+        if step >= tcfg.steps:  # the configuration's step limit ends the run before the clock does
+            break
     return {"step": step, "snapshots": snaps}
 
 
