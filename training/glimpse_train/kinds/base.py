@@ -1,8 +1,9 @@
 """The contract every model kind fulfils: one ``Kind`` record at the end of the kind's module.
 
-The generic entry points (``train.py``, ``export.py``, ``evaluate.py``, ``test_models.py``, the campaign)
-know nothing of a particular kind; they look it up in the registry (``kinds/__init__.py``) and call
-these fields. Forward passes (numpy reference, JAX), parameter shapes, initialisation and the ONNX graph
+The generic entry points (``train.py``, ``export.py``, ``evaluate.py``, ``test_models.py``) know nothing of a
+particular kind; they look it up in the registry (``kinds/__init__.py``) and call these fields. The campaign
+is the exception: it trains and gates one-pass nets, so ``campaign_train`` and ``campaign_gate`` import
+``kinds.multi_action_value``. Forward passes (numpy reference, JAX), parameter shapes, initialisation and the ONNX graph
 stay ordinary module functions of the kind: the record names what the entry points need.
 """
 
