@@ -19,7 +19,7 @@ pub mod mcts;
 
 use crate::game::Game;
 use crate::model::slot::{load_model, LoadKey};
-use crate::model::{Backend, Model, ModelError, RuntimeConfig};
+use crate::model::{Backend, Model, ModelError, ModelKind, RuntimeConfig};
 use crate::search::analysis as searchless;
 use crate::uci::display::eval_table;
 use crate::uci::options::default_threads;
@@ -216,44 +216,35 @@ pub(crate) fn gflop_per_eval(model: &Model, key: &LoadKey) -> (f64, bool) {
     )
 }
 
-/// Runs the bench; returns the process exit code.
-pub fn bench(args: &BenchArgs) -> i32 {
-    let (mut model, key) = match args.net.load() {
-        Ok(m) => m,
-        Err(e) => {
-            eprintln!("glimpse: bench: {e}");
-            return 1;
-        }
-    };
-    let info = model.info().clone();
-    println!(
-        "Glimpse bench: {} ({:?}, {:?} backend, {} threads)",
-        info.source, info.kind, info.backend, key.threads
-    );
-    let games: Vec<Game> = match POSITIONS.iter().map(|f| Game::from_fen(f, false)).collect() {
-        Ok(g) => g,
-        Err(e) => {
-            eprintln!("glimpse: bench: bad built-in position: {e}");
-            return 1;
-        }
-    };
-    if args.compare.is_some() {
-        return compare::bench_compare(args, model, &key, &games);
-    }
-    if args.mcts {
-        return mcts::bench_mcts(args, &mut model, &games);
-    }
+/// What the searchless bench measured over its positions.
+struct Measured {
+    /// ms of every analysis.
+    times: Vec<f64>,
+    /// Network rows over all repetitions.
+    evals: u64,
+    /// Seconds over all repetitions.
+    total_s: f64,
+    /// FNV-1a over each position's best move.
+    signature: u64,
+}
+
+/// Analyses every bench position `reps` times after a warm-up, printing a line per position.
+fn measure_positions(
+    args: &BenchArgs,
+    model: &mut Model,
+    games: &[Game],
+    reps: usize,
+) -> Result<Measured, String> {
     // Warm-up: the first runs allocate buffers and pick kernels.
     for g in games.iter().take(2) {
-        if let Err(e) = args.analyse(&mut model, g) {
-            eprintln!("glimpse: bench: {e}");
-            return 1;
-        }
+        args.analyse(model, g).map_err(|e| e.to_string())?;
     }
-    let capable = searchless::successor_capable(&model);
-    let reps = args.reps.max(1);
-    let mut times = Vec::new();
-    let (mut evals, mut total_s, mut signature) = (0u64, 0.0f64, 0xcbf2_9ce4_8422_2325u64);
+    let mut m = Measured {
+        times: Vec::new(),
+        evals: 0,
+        total_s: 0.0,
+        signature: 0xcbf2_9ce4_8422_2325,
+    };
     println!("{:>3} {:>6} {:>9} {:<7} fen", "#", "evals", "ms", "best");
     for (i, g) in games.iter().enumerate() {
         let mut best = String::from("(none)");
@@ -261,25 +252,21 @@ pub fn bench(args: &BenchArgs) -> i32 {
         let mut rows = 0;
         for _ in 0..reps {
             let t = Instant::now();
-            let a = match args.analyse(&mut model, g) {
-                Ok(a) => a,
-                Err(e) => {
-                    eprintln!("glimpse: bench: position {}: {e}", i + 1);
-                    return 1;
-                }
-            };
+            let a = args
+                .analyse(model, g)
+                .map_err(|e| format!("position {}: {e}", i + 1))?;
             let s = t.elapsed().as_secs_f64();
-            total_s += s;
-            evals += a.evals as u64;
+            m.total_s += s;
+            m.evals += a.evals as u64;
             ms_here.push(s * 1e3);
             rows = a.evals;
             if let Some(b) = a.best() {
                 best = a.moves[b].uci.clone();
             }
         }
-        signature = fnv1a(signature, best.as_bytes());
+        m.signature = fnv1a(m.signature, best.as_bytes());
         let med = median(&mut ms_here.clone());
-        times.extend(ms_here);
+        m.times.extend(ms_here);
         println!(
             "{:>3} {:>6} {:>9.2} {:<7} {}",
             i + 1,
@@ -289,6 +276,87 @@ pub fn bench(args: &BenchArgs) -> i32 {
             POSITIONS[i]
         );
     }
+    Ok(m)
+}
+
+/// Measures and prints ORT's MatMul rate and the bench's share of it; the rate, if measured.
+fn print_matmul(key: &LoadKey, achieved: f64) -> Option<f64> {
+    match matmul_rate(key) {
+        Ok(r) => {
+            println!(
+                "MatMul GFLOP/s       : {:.1} (ORT, [{}×{}]·[{}×{}])",
+                r.gflops, r.rows, r.d, r.d, r.d
+            );
+            println!(
+                "Fraction of MatMul   : {:.0} %",
+                100.0 * achieved / r.gflops.max(1e-9)
+            );
+            Some(r.gflops)
+        }
+        Err(e) => {
+            println!("MatMul GFLOP/s       : not measured ({e})");
+            None
+        }
+    }
+}
+
+/// The net (after the header line naming it) and the bench positions.
+fn load_bench(args: &BenchArgs) -> Result<(Model, LoadKey, Vec<Game>), String> {
+    let (model, key) = args.net.load()?;
+    let info = model.info();
+    println!(
+        "Glimpse bench: {} ({:?}, {:?} backend, {} threads)",
+        info.source, info.kind, info.backend, key.threads
+    );
+    let games = POSITIONS
+        .iter()
+        .map(|f| Game::from_fen(f, false))
+        .collect::<Result<Vec<Game>, _>>()
+        .map_err(|e| format!("bad built-in position: {e}"))?;
+    Ok((model, key, games))
+}
+
+/// What one evaluation (row) of the bench is.
+fn rows_note(successors: bool, kind: ModelKind) -> &'static str {
+    if successors {
+        " (one row per position, the root and each successor, all legal moves of each scored)"
+    } else if kind.one_row_per_position() {
+        " (one row per position: all legal moves scored in one pass)"
+    } else {
+        " (one row per legal move)"
+    }
+}
+
+/// Runs the bench; returns the process exit code.
+pub fn bench(args: &BenchArgs) -> i32 {
+    let (mut model, key, games) = match load_bench(args) {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            eprintln!("glimpse: bench: {e}");
+            return 1;
+        }
+    };
+    let info = model.info().clone();
+    if args.compare.is_some() {
+        return compare::bench_compare(args, model, &key, &games);
+    }
+    if args.mcts {
+        return mcts::bench_mcts(args, &mut model, &games);
+    }
+    let capable = searchless::successor_capable(&model);
+    let reps = args.reps.max(1);
+    let Measured {
+        mut times,
+        evals,
+        total_s,
+        signature,
+    } = match measure_positions(args, &mut model, &games, reps) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("glimpse: bench: {e}");
+            return 1;
+        }
+    };
     let median_ms = median(&mut times);
     let evals_per_s = evals as f64 / total_s.max(1e-9);
     let positions_per_s = (POSITIONS.len() * reps) as f64 / total_s.max(1e-9);
@@ -310,13 +378,7 @@ pub fn bench(args: &BenchArgs) -> i32 {
     println!("Repetitions          : {reps}");
     println!(
         "Evaluations (rows)   : {evals}{}",
-        if capable && args.successor_value > 0 {
-            " (one row per position, the root and each successor, all legal moves of each scored)"
-        } else if info.kind.one_row_per_position() {
-            " (one row per position: all legal moves scored in one pass)"
-        } else {
-            " (one row per legal move)"
-        }
+        rows_note(capable && args.successor_value > 0, info.kind)
     );
     println!(
         "Searchless move      : {}",
@@ -334,23 +396,11 @@ pub fn bench(args: &BenchArgs) -> i32 {
         }
     );
     println!("Achieved GFLOP/s     : {achieved:.1}");
-    let mut roofline = None;
-    if !args.no_matmul {
-        match matmul_rate(&key) {
-            Ok(r) => {
-                roofline = Some(r.gflops);
-                println!(
-                    "MatMul GFLOP/s       : {:.1} (ORT, [{}×{}]·[{}×{}])",
-                    r.gflops, r.rows, r.d, r.d, r.d
-                );
-                println!(
-                    "Fraction of MatMul   : {:.0} %",
-                    100.0 * achieved / r.gflops.max(1e-9)
-                );
-            }
-            Err(e) => println!("MatMul GFLOP/s       : not measured ({e})"),
-        }
-    }
+    let roofline = if args.no_matmul {
+        None
+    } else {
+        print_matmul(&key, achieved)
+    };
     println!(
         "Bench signature      : {}-{:016x}",
         evals / reps as u64,

@@ -88,10 +88,7 @@ impl Engine {
         );
         let rng = Rng::new(options.settings().seed);
         let notes = out.clone();
-        let preloader = Preloader::spawn(Arc::clone(&net), move |n| match n {
-            Note::Info(m) => notes.info_string(&m),
-            Note::Error(m) => notes.error(&m),
-        });
+        let preloader = Preloader::spawn(Arc::clone(&net), move |n| notes.note(n));
         Engine {
             out,
             options,
@@ -218,10 +215,7 @@ impl Engine {
 
     /// Prints the network slot's diagnostics.
     fn report(out: &Out) -> impl FnMut(Note) + '_ {
-        move |n| match n {
-            Note::Info(m) => out.info_string(&m),
-            Note::Error(m) => out.error(&m),
-        }
+        |n| out.note(n)
     }
 
     fn is_ready(&mut self) {

@@ -1,5 +1,8 @@
 //! `glimpse`: the UCI loop by default; `bench`, `eval` and `perft` as subcommands.
 
+// Functions over clippy's default 100 lines do several things: split them (tests may be longer).
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+
 use clap::{Parser, Subcommand};
 
 /// Glimpse: a UCI chess engine that plays from a neural network through ONNX Runtime.

@@ -40,39 +40,34 @@ fn describe(tag: &str, i: &ModelInfo) -> String {
     format!("{tag} = {} ({:?}, {})", i.source, i.kind, i.precision)
 }
 
-/// Runs the comparison (`a` is the net of `--weights`, already loaded with `key`); returns the
-/// process exit code.
-pub fn bench_compare(args: &BenchArgs, mut a: Model, key: &LoadKey, games: &[Game]) -> i32 {
-    let key_b = LoadKey {
-        weights: args.compare.clone(),
-        ..key.clone()
-    };
-    let mut b = match NetArgs::load_key(key_b) {
-        Ok((m, _)) => m,
-        Err(e) => {
-            eprintln!("glimpse: bench: --compare: {e}");
-            return 1;
-        }
-    };
-    println!(
-        "Back to back, interleaved: {}; {} ({:?} backend, {} threads)",
-        describe("A", a.info()),
-        describe("B", b.info()),
-        b.info().backend,
-        key.threads
-    );
-    if args.mcts {
-        return compare_mcts(args, &mut a, &mut b, games);
-    }
-    for m in [&mut a, &mut b] {
+/// What the interleaved searchless comparison measured, per net (A, B).
+struct Pair {
+    /// Seconds over all timed runs.
+    secs: [f64; 2],
+    /// Network rows over all timed runs.
+    evals: [u64; 2],
+    /// ms of every timed run.
+    times: [Vec<f64>; 2],
+    /// FNV-1a over each position's best move.
+    signature: [u64; 2],
+    /// Positions where both nets chose the same move.
+    agree: usize,
+}
+
+/// Analyses every bench position with both nets, interleaved, printing a line per position.
+fn measure_pair(
+    args: &BenchArgs,
+    mut nets: [&mut Model; 2],
+    games: &[Game],
+    reps: usize,
+) -> Result<Pair, String> {
+    for m in &mut nets {
         for g in games.iter().take(2) {
             if let Err(e) = args.analyse(m, g) {
-                eprintln!("glimpse: bench: {}: {e}", m.info().source);
-                return 1;
+                return Err(format!("{}: {e}", m.info().source));
             }
         }
     }
-    let reps = args.reps.max(1);
     let mut secs = [0.0f64; 2];
     let mut evals = [0u64; 2];
     let mut times: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
@@ -90,21 +85,13 @@ pub fn bench_compare(args: &BenchArgs, mut a: Model, key: &LoadKey, games: &[Gam
         // block after a pause and untimed runs: [`SWITCH_PAUSE`], [`WARM_UP_RUNS`].
         let order = if i % 2 == 0 { [0, 1] } else { [1, 0] };
         for which in order {
-            let m = if which == 0 { &mut a } else { &mut b };
+            let m = &mut *nets[which];
             std::thread::sleep(SWITCH_PAUSE);
             for rep in 0..WARM_UP_RUNS + reps {
                 let t = Instant::now();
-                let an = match args.analyse(m, g) {
-                    Ok(x) => x,
-                    Err(e) => {
-                        eprintln!(
-                            "glimpse: bench: {} position {}: {e}",
-                            m.info().source,
-                            i + 1
-                        );
-                        return 1;
-                    }
-                };
+                let an = args
+                    .analyse(m, g)
+                    .map_err(|e| format!("{} position {}: {e}", m.info().source, i + 1))?;
                 let s = t.elapsed().as_secs_f64();
                 if rep < WARM_UP_RUNS {
                     continue;
@@ -134,6 +121,53 @@ pub fn bench_compare(args: &BenchArgs, mut a: Model, key: &LoadKey, games: &[Gam
             POSITIONS[i]
         );
     }
+    Ok(Pair {
+        secs,
+        evals,
+        times,
+        signature,
+        agree,
+    })
+}
+
+/// Runs the comparison (`a` is the net of `--weights`, already loaded with `key`); returns the
+/// process exit code.
+pub fn bench_compare(args: &BenchArgs, mut a: Model, key: &LoadKey, games: &[Game]) -> i32 {
+    let key_b = LoadKey {
+        weights: args.compare.clone(),
+        ..key.clone()
+    };
+    let mut b = match NetArgs::load_key(key_b) {
+        Ok((m, _)) => m,
+        Err(e) => {
+            eprintln!("glimpse: bench: --compare: {e}");
+            return 1;
+        }
+    };
+    println!(
+        "Back to back, interleaved: {}; {} ({:?} backend, {} threads)",
+        describe("A", a.info()),
+        describe("B", b.info()),
+        b.info().backend,
+        key.threads
+    );
+    if args.mcts {
+        return compare_mcts(args, &mut a, &mut b, games);
+    }
+    let reps = args.reps.max(1);
+    let Pair {
+        secs,
+        evals,
+        mut times,
+        signature,
+        agree,
+    } = match measure_pair(args, [&mut a, &mut b], games, reps) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("glimpse: bench: {e}");
+            return 1;
+        }
+    };
     let pps = |w: usize| (games.len() * reps) as f64 / secs[w].max(1e-9);
     println!();
     println!("Positions            : {}", games.len());
@@ -167,16 +201,27 @@ pub fn bench_compare(args: &BenchArgs, mut a: Model, key: &LoadKey, games: &[Gam
     if args.no_batches {
         return 0;
     }
-    let timings = match batches::measure(&mut [&mut a, &mut b], games, &batches::BATCH_SIZES, reps)
-    {
+    compare_batches(args, [&mut a, &mut b], key, games, reps)
+}
+
+/// The batch table of both nets side by side (and ORT's MatMul rate); the process exit code.
+fn compare_batches(
+    args: &BenchArgs,
+    mut nets: [&mut Model; 2],
+    key: &LoadKey,
+    games: &[Game],
+    reps: usize,
+) -> i32 {
+    let timings = match batches::measure(&mut nets, games, &batches::BATCH_SIZES, reps) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("glimpse: bench: batch table: {e}");
             return 1;
         }
     };
-    let cols: Vec<batches::Column<'_>> = [(&a, "A"), (&b, "B")]
-        .into_iter()
+    let cols: Vec<batches::Column<'_>> = nets
+        .iter()
+        .zip(["A", "B"])
         .zip(&timings)
         .map(|((m, label), t)| batches::Column {
             label,

@@ -195,6 +195,57 @@ pub fn successor_capable(model: &Model) -> bool {
     kind.one_row_per_position() && kind.spec().has_value()
 }
 
+/// The legal moves (those of `searchmoves` when it names any) with their action ids, in
+/// action-id order.
+fn root_moves(game: &Game, searchmoves: &[Move]) -> Result<Vec<(u16, Move)>, ModelError> {
+    let mut moves: Vec<Move> = game.legal_moves();
+    if !searchmoves.is_empty() && moves.iter().any(|m| searchmoves.contains(m)) {
+        moves.retain(|m| searchmoves.contains(m));
+    }
+    let mut scored: Vec<(u16, Move)> = moves
+        .into_iter()
+        .map(|m| {
+            let uci = standard_uci(&m);
+            uci_to_action(&uci)
+                .map(|a| (a, m))
+                .ok_or_else(|| ModelError::Input(format!("move {uci} is not in the action table")))
+        })
+        .collect::<Result<_, _>>()?;
+    scored.sort_by_key(|&(a, _)| a);
+    Ok(scored)
+}
+
+/// Per root move (`batch[0]` is the root): the successor's value for the mover when the rules
+/// give it (a stalemate or a dead draw 0.5; a mate `None`, its rule gives 1.0), else a row
+/// appended to `batch` for the position after it.
+fn successor_rows(ordered: &[Move], batch: &mut Vec<EvalRequest>) -> Vec<Successor> {
+    let pos = batch[0].pos.clone();
+    ordered
+        .iter()
+        .map(|mv| {
+            let mut child = pos.clone();
+            child.play_unchecked(*mv);
+            let replies: Vec<Move> = child.legal_moves().into_iter().collect();
+            if replies.is_empty() {
+                if child.is_check() {
+                    Successor::None // mate: the rule gives 1.0
+                } else {
+                    Successor::Known(0.5)
+                }
+            } else if child.is_insufficient_material() {
+                Successor::Known(0.5)
+            } else {
+                batch.push(EvalRequest {
+                    pos: child,
+                    moves: replies,
+                    hash: 0,
+                });
+                Successor::Row(batch.len() - 1)
+            }
+        })
+        .collect()
+}
+
 /// [`analyse`], with each move's Q mixed with the value of the position after it when
 /// `successor_weight` (0–1) is above 0 and the net is [`successor_capable`]: Q'(s, a) =
 /// (1 − w) · Q(s, a) + w · (1 − max_a' Q(s', a')), where s' is the position after a and a' its
@@ -213,20 +264,7 @@ pub fn analyse_with(
     successor_weight: f32,
 ) -> Result<Analysis, ModelError> {
     let pos = game.position();
-    let mut moves: Vec<Move> = game.legal_moves();
-    if !searchmoves.is_empty() && moves.iter().any(|m| searchmoves.contains(m)) {
-        moves.retain(|m| searchmoves.contains(m));
-    }
-    let mut scored: Vec<(u16, Move)> = moves
-        .into_iter()
-        .map(|m| {
-            let uci = standard_uci(&m);
-            uci_to_action(&uci)
-                .map(|a| (a, m))
-                .ok_or_else(|| ModelError::Input(format!("move {uci} is not in the action table")))
-        })
-        .collect::<Result<_, _>>()?;
-    scored.sort_by_key(|&(a, _)| a);
+    let scored = root_moves(game, searchmoves)?;
     if scored.is_empty() {
         return Ok(Analysis::default());
     }
@@ -238,30 +276,11 @@ pub fn analyse_with(
     }];
     // Per move: the successor's value for the mover when the rules give it, or its row in `batch`.
     let weight = successor_weight.clamp(0.0, 1.0);
-    let mut successor: Vec<Successor> = vec![Successor::None; ordered.len()];
-    if weight > 0.0 && successor_capable(model) {
-        for (i, mv) in ordered.iter().enumerate() {
-            let mut child = pos.clone();
-            child.play_unchecked(*mv);
-            let replies: Vec<Move> = child.legal_moves().into_iter().collect();
-            successor[i] = if replies.is_empty() {
-                if child.is_check() {
-                    Successor::None // mate: the rule below gives 1.0
-                } else {
-                    Successor::Known(0.5)
-                }
-            } else if child.is_insufficient_material() {
-                Successor::Known(0.5)
-            } else {
-                batch.push(EvalRequest {
-                    pos: child,
-                    moves: replies,
-                    hash: 0,
-                });
-                Successor::Row(batch.len() - 1)
-            };
-        }
-    }
+    let successor = if weight > 0.0 && successor_capable(model) {
+        successor_rows(&ordered, &mut batch)
+    } else {
+        vec![Successor::None; ordered.len()]
+    };
     let out = model.evaluate(&batch)?;
     let wdl = out.wdl.first().copied();
     if out.values.len() != batch.len() {

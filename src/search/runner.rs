@@ -14,7 +14,7 @@ use super::control::Control;
 use super::sink::SearchSink;
 use super::{request_fallback, Search, SearchMode, SearchRequest};
 use crate::model::runtime::panic_message;
-use crate::model::{NetworkSlot, Note, SharedNetwork};
+use crate::model::{NetworkSlot, SharedNetwork};
 use crate::time::{self, Deadlines, TimeManager};
 use crate::uci::options::Settings;
 use crate::uci::out::Out;
@@ -403,10 +403,7 @@ impl<A: Algorithm> Worker<A> {
                 }
             };
             let mut guard = guard;
-            guard.ensure(&request.key, &mut |n| match n {
-                Note::Info(m) => sink.note(&m),
-                Note::Error(m) => sink.error(&m),
-            });
+            guard.ensure(&request.key, &mut |n| sink.report(n));
             let waited = request.start.elapsed();
             if waited >= NET_WAIT_REPORTED {
                 sink.note(&format!(
@@ -437,10 +434,7 @@ impl<A: Algorithm> Worker<A> {
                     ponder: None,
                 },
             )
-        } else if !net.ensure(&req.key, &mut |n| match n {
-            Note::Info(m) => sink.note(&m),
-            Note::Error(m) => sink.error(&m),
-        }) {
+        } else if !net.ensure(&req.key, &mut |n| sink.report(n)) {
             sink.error("no network loaded; playing a fallback move (set WeightsFile)");
             (Vec::new(), fallback)
         } else {

@@ -11,12 +11,11 @@
 use super::analysis::{analyse, analyse_with, choose, gives_mate, ranked, Analysis};
 use super::control::Control;
 use super::runner::{Algorithm, Outcome, SearchError};
-use super::sink::SearchSink;
+use super::sink::{line_score, SearchSink};
 use super::{SearchMode, SearchRequest};
 use crate::game::Game;
-use crate::model::buckets::win_prob_to_cp;
 use crate::model::{Model, NetworkSlot};
-use crate::uci::output::{BestMove, Info, Score, Wdl};
+use crate::uci::output::{BestMove, Info};
 use shakmaty::{Move, Position};
 use std::time::Instant;
 
@@ -260,11 +259,17 @@ impl Algorithm for Searchless {
             .map(|(rank, idx)| {
                 let m = &analysis.moves[idx];
                 let mate = gives_mate(&req.game, &m.mv);
-                let tb_cp = root_tb.as_ref().and_then(|tb| tb.cp_of(&m.mv));
-                let p = match &root_tb {
-                    Some(tb) if tb_cp.is_some() => tb.win_prob(),
-                    _ => f64::from(m.win_prob),
-                };
+                // The WDL head (when the net has one) speaks for the position, so for the
+                // move played; other lines split their Q.
+                let head = analysis.wdl.filter(|_| idx == chosen && !mate);
+                let (score, wdl) = line_score(
+                    &m.mv,
+                    mate.then_some(1),
+                    if mate { 1.0 } else { f64::from(m.win_prob) },
+                    root_tb.as_ref(),
+                    head,
+                    req.settings.show_wdl,
+                );
                 let mut pv = vec![m.uci.clone()];
                 if idx == chosen {
                     pv.extend(ponder.clone());
@@ -273,17 +278,8 @@ impl Algorithm for Searchless {
                     depth: 1,
                     seldepth: 1,
                     multipv: rank as u32 + 1,
-                    score: match (mate, tb_cp) {
-                        (true, _) => Score::Mate(1),
-                        (false, Some(cp)) => Score::Cp(cp),
-                        (false, None) => Score::Cp(win_prob_to_cp(p)),
-                    },
-                    // The WDL head (when the net has one) speaks for the position, so for the
-                    // move played; other lines split their Q.
-                    wdl: req.settings.show_wdl.then(|| match analysis.wdl {
-                        Some(w) if idx == chosen && !mate => Wdl::from_probs(w),
-                        _ => Wdl::from_win_prob(if mate { 1.0 } else { p }),
-                    }),
+                    score,
+                    wdl,
                     nodes,
                     nps,
                     time_ms: elapsed_ms,

@@ -5,11 +5,45 @@
 //! engine; whoever answers first prints `bestmove`, every later answer is dropped, and info lines
 //! after the answer are dropped too.
 
+use crate::model::buckets::win_prob_to_cp;
+use crate::model::Note;
+use crate::tablebase::RootProbe;
 use crate::uci::out::Out;
-use crate::uci::output::{format_bestmove, format_info, BestMove, Info};
+use crate::uci::output::{format_bestmove, format_info, BestMove, Info, Score, Wdl};
 use parking_lot::{Condvar, Mutex};
+use shakmaty::Move;
 use std::sync::Arc;
 use std::time::Instant;
+
+/// The score and WDL of one root move, the rule both searches report by: a mate is `mate N`
+/// (`mate`); else a move the tablebase root probe scores (`root_tb`) gets the tables' cp and
+/// their win probability; else cp from `value`, the move's win probability for the side to move.
+/// With `show_wdl` the WDL comes from `head` (a WDL head's win/draw/loss) when given, else from
+/// that win probability.
+pub fn line_score(
+    mv: &Move,
+    mate: Option<i32>,
+    value: f64,
+    root_tb: Option<&RootProbe>,
+    head: Option<[f32; 3]>,
+    show_wdl: bool,
+) -> (Score, Option<Wdl>) {
+    let tb_cp = root_tb.and_then(|tb| tb.cp_of(mv));
+    let p = match (mate, root_tb) {
+        (None, Some(tb)) if tb_cp.is_some() => tb.win_prob(),
+        _ => value,
+    };
+    let score = match (mate, tb_cp) {
+        (Some(m), _) => Score::Mate(m),
+        (None, Some(cp)) => Score::Cp(cp),
+        (None, None) => Score::Cp(win_prob_to_cp(p)),
+    };
+    let wdl = show_wdl.then(|| match head {
+        Some(w) => Wdl::from_probs(w),
+        None => Wdl::from_win_prob(p),
+    });
+    (score, wdl)
+}
 
 struct Answer {
     answered: Mutex<bool>,
@@ -98,6 +132,11 @@ impl SearchSink {
     /// An error as `info string error: …` and on stderr (always printed).
     pub fn error(&self, msg: &str) {
         self.out.error(msg);
+    }
+
+    /// A diagnostic of the network slot, printed as [`Out::note`] does.
+    pub fn report(&self, note: Note) {
+        self.out.note(note);
     }
 
     /// Whether `bestmove` has been printed.

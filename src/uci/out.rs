@@ -4,6 +4,7 @@
 //! keeps every call's lines together and in order. Write errors (a closed pipe) are ignored: the
 //! engine then simply has no listener left.
 
+use crate::model::Note;
 use crate::uci::output::{format_info_string, printable};
 use parking_lot::Mutex;
 use std::fs::{File, OpenOptions};
@@ -75,6 +76,14 @@ impl Out {
             .collect();
         eprintln!("glimpse: error: {clean}");
         self.info_string(&format!("error: {msg}"));
+    }
+
+    /// A diagnostic of the network slot: a remark as `info string`, a failure as an error.
+    pub fn note(&self, note: Note) {
+        match note {
+            Note::Info(m) => self.info_string(&m),
+            Note::Error(m) => self.error(&m),
+        }
     }
 
     /// Records an input line in the log file (`>> line`), if logging.

@@ -5,18 +5,17 @@
 
 use super::{playout, Limits, Progress, Proven, RootLine, StopReason, Tree};
 use crate::game::Game;
-use crate::model::buckets::win_prob_to_cp;
 use crate::model::cache::{Cached, EvalCache};
 use crate::model::{Evaluator, LoadKey, Network, NetworkSlot};
 use crate::search::control::Control;
 use crate::search::evaluator::MopUp;
 use crate::search::runner::{Algorithm, Outcome, SearchError};
 use crate::search::searchless::Searchless;
-use crate::search::sink::SearchSink;
+use crate::search::sink::{line_score, SearchSink};
 use crate::search::{SearchMode, SearchRequest};
 use crate::tablebase::RootProbe;
 use crate::uci::options::Settings;
-use crate::uci::output::{BestMove, Info, Score, Wdl};
+use crate::uci::output::{BestMove, Info};
 use shakmaty::Move;
 use std::time::{Duration, Instant};
 
@@ -44,21 +43,20 @@ pub fn info_lines(
         .iter()
         .enumerate()
         .map(|(rank, line)| {
-            let tb_cp = root_tb.and_then(|tb| tb.cp_of(&line.mv));
-            let value = match (line.mate(), root_tb) {
-                (None, Some(tb)) if tb_cp.is_some() => tb.win_prob(),
-                _ => line.value(),
-            };
+            let (score, wdl) = line_score(
+                &line.mv,
+                line.mate(),
+                line.value(),
+                root_tb,
+                None,
+                settings.show_wdl,
+            );
             Info {
                 depth: progress.mean_depth().max(1),
                 seldepth: progress.seldepth.max(1),
                 multipv: rank as u32 + 1,
-                score: match (line.mate(), tb_cp) {
-                    (Some(m), _) => Score::Mate(m),
-                    (None, Some(cp)) => Score::Cp(cp),
-                    (None, None) => Score::Cp(win_prob_to_cp(value)),
-                },
-                wdl: settings.show_wdl.then(|| Wdl::from_win_prob(value)),
+                score,
+                wdl,
                 nodes: u64::from(tree.root().n),
                 nps: progress.nps(),
                 time_ms: elapsed_ms,
@@ -154,92 +152,28 @@ impl Algorithm for Mcts {
         } else {
             mop_up.into_inner()
         };
-        self.cache
-            .set_budget(settings.hash_mb.saturating_mul(1 << 20));
-        if self.cache.reserve() {
-            if let Some(bytes) = self.cache.shrunk_to() {
-                if self.reported_shrink != Some(bytes) {
-                    self.reported_shrink = Some(bytes);
-                    sink.note(&format!(
-                        "Hash {} MB could not be allocated; the cache holds {} MB",
-                        settings.hash_mb,
-                        bytes >> 20
-                    ));
-                }
-            }
-        }
-        // Cached values belong to one net and one MopUp setting; so do the tree's statistics.
-        let key = (settings.mop_up, req.key.clone());
-        if self.cache_key.as_ref() != Some(&key) {
-            self.cache.clear();
-            self.tree = None;
-            self.cache_key = Some(key);
-        }
+        self.prepare(settings, &req.key, sink);
+        let mut tree = self.root_tree(req);
         let mut evaluator = Cached::new(&mut self.cache, rules);
-        let mut tree = match self.tree.take() {
-            Some(mut t) => {
-                t.reuse(&req.game);
-                t
-            }
-            None => Tree::new(&req.game),
-        };
-        tree.use_tablebase(req.tablebase.clone());
         // Tablebase root: search only the moves that keep the best WDL (and DTZ progress).
         let root_tb = crate::search::tablebase_root(req, sink);
-        let infinite = req.go.infinite;
         let mut limits = Limits {
             playouts: playout_limit(&req.go),
             depth: req.go.depth,
             deadline: ctl.soft_deadline(),
-            infinite: infinite || req.go.ponder,
+            infinite: req.go.infinite || req.go.ponder,
             searchmoves: root_tb
                 .as_ref()
                 .map_or_else(|| req.searchmoves.clone(), RootProbe::keep),
         };
-        let mut last_info = Instant::now();
-        let mut ponderhit_applied = false;
-        let (reason, progress) = {
-            let mut poll = |tree: &Tree, limits: &mut Limits, progress: &Progress| {
-                if ctl.stopped() {
-                    return true;
-                }
-                // The tree's choice so far answers a `stop` that cannot wait for the next
-                // minibatch (the runner's STOP_ANSWER) and the hard limit.
-                if let Some(line) = tree.lines(&limits.searchmoves, 1).first() {
-                    let pv = pv_uci(&req.game, line);
-                    sink.provisional(BestMove {
-                        mv: pv.first().cloned(),
-                        ponder: pv.get(1).cloned(),
-                    });
-                }
-                if !ponderhit_applied && ctl.ponderhit_seen() {
-                    ponderhit_applied = true;
-                    if !infinite {
-                        limits.infinite = false;
-                        limits.deadline = ctl.soft_deadline();
-                    }
-                }
-                if last_info.elapsed() >= INFO_INTERVAL {
-                    last_info = Instant::now();
-                    sink.info(&info_lines(
-                        tree,
-                        &req.game,
-                        &limits.searchmoves,
-                        progress,
-                        settings,
-                        root_tb.as_ref(),
-                    ));
-                }
-                false
-            };
-            playout::search(
-                &mut tree,
-                &mut evaluator,
-                &settings.mcts_params,
-                &mut limits,
-                &mut poll,
-            )
-        };
+        let (reason, progress) = run_playouts(
+            &mut tree,
+            &mut evaluator,
+            req,
+            (ctl, sink),
+            &mut limits,
+            root_tb.as_ref(),
+        );
         if let StopReason::Error(e) = &reason {
             sink.error(&format!("network evaluation failed during MCTS: {e}"));
         }
@@ -258,29 +192,129 @@ impl Algorithm for Mcts {
             settings,
             root_tb.as_ref(),
         );
-        let top = tree.lines(&limits.searchmoves, 1);
-        let best = match top.first() {
-            Some(line) if line.visits > 0 || line.proven != Proven::Unknown => {
-                let pv = pv_uci(&req.game, line);
-                BestMove {
-                    mv: pv.first().cloned(),
-                    ponder: pv.get(1).cloned(),
-                }
-            }
-            _ if tree.is_empty() => {
-                self.tree = None;
-                return Err(match reason {
-                    StopReason::Error(e) => SearchError::Network(e),
-                    _ => SearchError::NoEvaluation,
-                });
-            }
-            Some(line) => BestMove {
-                mv: Some(req.game.move_to_uci(&line.mv)),
-                ponder: None,
-            },
-            None => crate::search::fallback_bestmove(&req.game, &limits.searchmoves),
+        let Some(best) = final_move(&tree, &req.game, &limits.searchmoves) else {
+            self.tree = None;
+            return Err(match reason {
+                StopReason::Error(e) => SearchError::Network(e),
+                _ => SearchError::NoEvaluation,
+            });
         };
         self.tree = Some(tree);
         Ok(Outcome { infos, best })
     }
+}
+
+impl Mcts {
+    /// Sizes the cache for `Hash` (a shrunk allocation is said once) and drops the cache and the
+    /// tree when the net or the `MopUp` setting changed: both belong to one of each.
+    fn prepare(&mut self, settings: &Settings, net: &LoadKey, sink: &SearchSink) {
+        self.cache
+            .set_budget(settings.hash_mb.saturating_mul(1 << 20));
+        if self.cache.reserve() {
+            if let Some(bytes) = self.cache.shrunk_to() {
+                if self.reported_shrink != Some(bytes) {
+                    self.reported_shrink = Some(bytes);
+                    sink.note(&format!(
+                        "Hash {} MB could not be allocated; the cache holds {} MB",
+                        settings.hash_mb,
+                        bytes >> 20
+                    ));
+                }
+            }
+        }
+        let key = (settings.mop_up, net.clone());
+        if self.cache_key.as_ref() != Some(&key) {
+            self.cache.clear();
+            self.tree = None;
+            self.cache_key = Some(key);
+        }
+    }
+
+    /// The tree to search: the kept one moved to the request's position (reuse), or a new one;
+    /// with the request's tables.
+    fn root_tree(&mut self, req: &SearchRequest) -> Tree {
+        let mut tree = match self.tree.take() {
+            Some(mut t) => {
+                t.reuse(&req.game);
+                t
+            }
+            None => Tree::new(&req.game),
+        };
+        tree.use_tablebase(req.tablebase.clone());
+        tree
+    }
+}
+
+/// The playout loop with the engine's poll: `stop`, the provisional best move after every
+/// minibatch, `ponderhit` (the soft deadline from then on) and an info line every
+/// [`INFO_INTERVAL`].
+fn run_playouts(
+    tree: &mut Tree,
+    evaluator: &mut dyn Evaluator,
+    req: &SearchRequest,
+    (ctl, sink): (&Control, &SearchSink),
+    limits: &mut Limits,
+    root_tb: Option<&RootProbe>,
+) -> (StopReason, Progress) {
+    let settings = &req.settings;
+    let infinite = req.go.infinite;
+    let mut last_info = Instant::now();
+    let mut ponderhit_applied = false;
+    let mut poll = |tree: &Tree, limits: &mut Limits, progress: &Progress| {
+        if ctl.stopped() {
+            return true;
+        }
+        // The tree's choice so far answers a `stop` that cannot wait for the next
+        // minibatch (the runner's STOP_ANSWER) and the hard limit.
+        if let Some(line) = tree.lines(&limits.searchmoves, 1).first() {
+            let pv = pv_uci(&req.game, line);
+            sink.provisional(BestMove {
+                mv: pv.first().cloned(),
+                ponder: pv.get(1).cloned(),
+            });
+        }
+        if !ponderhit_applied && ctl.ponderhit_seen() {
+            ponderhit_applied = true;
+            if !infinite {
+                limits.infinite = false;
+                limits.deadline = ctl.soft_deadline();
+            }
+        }
+        if last_info.elapsed() >= INFO_INTERVAL {
+            last_info = Instant::now();
+            sink.info(&info_lines(
+                tree,
+                &req.game,
+                &limits.searchmoves,
+                progress,
+                settings,
+                root_tb,
+            ));
+        }
+        false
+    };
+    playout::search(tree, evaluator, &settings.mcts_params, limits, &mut poll)
+}
+
+/// The move to play from the searched tree: the best line's first move (and its second as the
+/// ponder move) once it has a visit or a proof; an unvisited root move when the root was
+/// evaluated but nothing more; the fallback move when the root has no children. `None` when the
+/// tree is empty (the root was never evaluated).
+fn final_move(tree: &Tree, game: &Game, searchmoves: &[Move]) -> Option<BestMove> {
+    let top = tree.lines(searchmoves, 1);
+    Some(match top.first() {
+        Some(line) if line.visits > 0 || line.proven != Proven::Unknown => {
+            let pv = pv_uci(game, line);
+            BestMove {
+                mv: pv.first().cloned(),
+                ponder: pv.get(1).cloned(),
+            }
+        }
+        _ if tree.is_empty() => return None,
+        Some(line) => BestMove {
+            mv: Some(game.move_to_uci(&line.mv)),
+            ponder: None,
+        },
+        None => crate::search::fallback_bestmove(game, searchmoves),
+    })
 }

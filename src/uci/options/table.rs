@@ -11,6 +11,15 @@ pub fn default_threads(cores: usize) -> i64 {
 
 /// Every option, in listing order. `cores` bounds `Threads`.
 pub fn declarations(cores: usize) -> Vec<OptionDecl> {
+    let mut all = general(cores);
+    all.extend(searchless());
+    all.extend(mcts());
+    all.extend(tablebases_and_log());
+    all
+}
+
+/// The network, the game, time and randomness, and `SearchMode`.
+fn general(cores: usize) -> Vec<OptionDecl> {
     let cores = cores.max(1) as i64;
     vec![
         OptionDecl {
@@ -85,6 +94,12 @@ pub fn declarations(cores: usize) -> Vec<OptionDecl> {
             kind: OptionKind::Combo { default: crate::search::SearchMode::Searchless.as_str(), vars: crate::search::MODES },
             help: "searchless: one batched pass, play the best move (the paper); mcts: PUCT tree search on the same net",
         },
+    ]
+}
+
+/// The searchless policy's move choice.
+fn searchless() -> Vec<OptionDecl> {
+    vec![
         OptionDecl {
             name: MOVE_CHOICE.name,
             applies: Applies::Search,
@@ -97,6 +112,12 @@ pub fn declarations(cores: usize) -> Vec<OptionDecl> {
             kind: OptionKind::Spin { default: crate::search::analysis::SUCCESSOR_VALUE_DEFAULT, min: 0, max: 100 },
             help: "searchless, one-pass nets: percent of each move's Q taken from the net's value of the position after it (the paper's state-value policy), all in one batched pass of 1 + moves rows; 0 = one row",
         },
+    ]
+}
+
+/// MCTS (and `DrawScore`, which both searches read).
+fn mcts() -> Vec<OptionDecl> {
+    vec![
         OptionDecl {
             name: HASH.name,
             applies: Applies::Mcts,
@@ -175,23 +196,35 @@ pub fn declarations(cores: usize) -> Vec<OptionDecl> {
             kind: OptionKind::Spin { default: mcts::MINIBATCH, min: 1, max: crate::model::trt_profile::MAX_ROWS },
             help: "MCTS: leaves gathered (with virtual loss) per network run",
         },
+    ]
+}
+
+/// Syzygy tablebases and the log file.
+fn tablebases_and_log() -> Vec<OptionDecl> {
+    vec![
         OptionDecl {
             name: SYZYGY_PATH.name,
             applies: Applies::Tablebases,
             kind: OptionKind::Text { default: "" },
-            help: "Syzygy tablebase directories, separated by ':' (';' on Windows); opened when set",
+            help:
+                "Syzygy tablebase directories, separated by ':' (';' on Windows); opened when set",
         },
         OptionDecl {
             name: SYZYGY_PROBE_LIMIT.name,
             applies: Applies::Search,
-            kind: OptionKind::Spin { default: 7, min: 0, max: 7 },
+            kind: OptionKind::Spin {
+                default: 7,
+                min: 0,
+                max: 7,
+            },
             help: "probe the tablebases only in positions with at most this many pieces (0: never)",
         },
         OptionDecl {
             name: SYZYGY_50_MOVE_RULE.name,
             applies: Applies::Search,
             kind: OptionKind::Check { default: true },
-            help: "a tablebase win or loss that the 50-move rule turns into a draw counts as a draw",
+            help:
+                "a tablebase win or loss that the 50-move rule turns into a draw counts as a draw",
         },
         OptionDecl {
             name: LOG_FILE.name,
