@@ -138,16 +138,12 @@ impl<'a> Network<'a> {
     /// Wraps a loaded model for a search that needs values.
     ///
     /// # Errors
-    /// [`ModelError::Unsupported`] for a kind without a value (behavioural cloning: it cannot
+    /// [`ModelError::NoValue`] for a kind without a value (behavioural cloning: it cannot
     /// score a node; Ruoss et al. 2024, 2.2).
     pub fn new(model: &'a mut Model) -> Result<Network<'a>, ModelError> {
         let kind = model.info().kind;
         if !kind.spec().has_value() {
-            return Err(ModelError::Unsupported(format!(
-                "a {} net predicts no value and cannot drive MCTS; \
-                 use SearchMode searchless or an action-value, state-value or one-pass net",
-                kind.as_str()
-            )));
+            return Err(ModelError::NoValue { kind });
         }
         Ok(Network {
             model,

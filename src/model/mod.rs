@@ -32,7 +32,7 @@ pub mod trt_cache;
 pub mod trt_profile;
 
 pub use backend::{EvalRequest, EvalStats, Evaluated, Evaluator, MoveValue, Network, Scores};
-pub use error::ModelError;
+pub use error::{InferenceError, InputError, ModelError};
 pub use kinds::ModelKind;
 pub use precision::Precision;
 pub use runtime::{init_runtime, ORT_LIB_VERSION};

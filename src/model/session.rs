@@ -14,7 +14,7 @@
 //! [`ModelError`]s.
 
 use super::actions::NUM_ACTIONS;
-use super::error::ModelError;
+use super::error::{InferenceError, InputError, ModelError};
 use super::kinds::{ExtraOutput, ModelKind};
 use super::precision::Precision;
 use super::runtime::{guarded, runtime};
@@ -28,6 +28,9 @@ use ort::value::{TensorElementType, TensorRef, ValueType};
 use std::path::Path;
 
 mod contract;
+mod provider;
+
+pub use provider::Backend;
 
 /// ORT `session.dynamic_block_base`: dynamic block sizes in the intra-op thread pool. With 2
 /// threads it made a one-row (MAV, 9M-size trunk) pass about 25 % faster on the 2-core development
@@ -37,48 +40,6 @@ pub const DYNAMIC_BLOCK_BASE: u32 = 4;
 /// Action id used to pad the `actions` input of a multi-action-value model (`a1b1`; any valid id
 /// would do, the padded outputs are discarded).
 pub const PAD_ACTION: i64 = 0;
-
-/// Execution provider choice (UCI option `Backend`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Backend {
-    /// CPU execution provider (default).
-    #[default]
-    Cpu,
-    /// CUDA execution provider (needs the onnxruntime-gpu libraries).
-    Cuda,
-    /// TensorRT execution provider (falls back to CUDA, then CPU).
-    TensorRt,
-}
-
-impl Backend {
-    /// Parses `cpu`, `cuda`, `tensorrt` (also `trt`), case-insensitively.
-    pub fn parse(s: &str) -> Option<Backend> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "cpu" => Some(Backend::Cpu),
-            "cuda" => Some(Backend::Cuda),
-            "tensorrt" | "trt" => Some(Backend::TensorRt),
-            _ => None,
-        }
-    }
-
-    /// Lower-case name (`cpu`, `cuda`, `tensorrt`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Backend::Cpu => "cpu",
-            Backend::Cuda => "cuda",
-            Backend::TensorRt => "tensorrt",
-        }
-    }
-
-    /// The fallback order starting at this backend (TensorRT → CUDA → CPU).
-    pub(crate) fn chain(self) -> &'static [Backend] {
-        match self {
-            Backend::TensorRt => &[Backend::TensorRt, Backend::Cuda, Backend::Cpu],
-            Backend::Cuda => &[Backend::Cuda, Backend::Cpu],
-            Backend::Cpu => &[Backend::Cpu],
-        }
-    }
-}
 
 /// How sessions are built.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -245,6 +206,20 @@ pub fn precision_note(precision: Precision, backend: Backend) -> Option<String> 
     })
 }
 
+/// ONNX Runtime refused to build the `what` input tensor.
+fn tensor_error(what: &'static str, e: &impl std::fmt::Display) -> ModelError {
+    InputError::Tensor {
+        what,
+        message: e.to_string(),
+    }
+    .into()
+}
+
+/// A panic inside `ort` during a run.
+fn inference_panic(message: String) -> ModelError {
+    InferenceError::Panicked(message).into()
+}
+
 /// A loaded ONNX session plus its checked [`ModelInfo`].
 pub struct Model {
     info: ModelInfo,
@@ -272,7 +247,7 @@ impl Model {
         warnings: &mut Vec<String>,
     ) -> Result<Model, ModelError> {
         if !path.is_file() {
-            return Err(ModelError::NotFound(path.display().to_string()));
+            return Err(ModelError::NotFound(path.to_path_buf()));
         }
         Self::load(
             Source::File(path),
@@ -357,17 +332,16 @@ impl Model {
     /// Wrong input length, token ids outside `0..1968`, a MAV model, or an ORT failure.
     pub fn run(&mut self, tokens: &[i64], rows: usize) -> Result<Vec<f32>, ModelError> {
         if self.actions_name.is_some() {
-            return Err(ModelError::Input(format!(
-                "a {} model needs the moves' action ids: use run_moves",
-                self.info.kind.as_str()
-            )));
+            return Err(InputError::NeedsActions(self.info.kind).into());
         }
         let (seq_len, outputs) = (self.info.seq_len, self.info.outputs);
         if tokens.len() != rows * seq_len {
-            return Err(ModelError::Input(format!(
-                "model input has {} tokens, expected {rows} rows × {seq_len}",
-                tokens.len()
-            )));
+            return Err(InputError::TokenCount {
+                found: tokens.len(),
+                rows,
+                seq_len,
+            }
+            .into());
         }
         if rows == 0 {
             return Ok(Vec::new());
@@ -376,9 +350,7 @@ impl Model {
             .iter()
             .find(|&&t| !(0..NUM_ACTIONS as i64).contains(&t))
         {
-            return Err(ModelError::Input(format!(
-                "token id {bad} out of range 0..1968"
-            )));
+            return Err(InputError::TokenOutOfRange(*bad).into());
         }
         let Model {
             session,
@@ -386,23 +358,25 @@ impl Model {
             output_name,
             ..
         } = self;
-        guarded("running the model", ModelError::Inference, || {
+        guarded("running the model", inference_panic, || {
             let input = TensorRef::from_array_view(([rows, seq_len], tokens))
-                .map_err(|e| ModelError::Input(format!("cannot build the input tensor: {e}")))?;
+                .map_err(|e| tensor_error("input", &e))?;
             let result = session
                 .run(ort::inputs![input_name.as_str() => input])
-                .map_err(|e| ModelError::Inference(format!("inference failed: {e}")))?;
+                .map_err(|e| InferenceError::Run(e.to_string()))?;
             let value = result
                 .get(output_name.as_str())
-                .ok_or_else(|| ModelError::Inference(format!("output {output_name:?} missing")))?;
+                .ok_or_else(|| InferenceError::OutputMissing(output_name.clone()))?;
             let (shape, data) = value
                 .try_extract_tensor::<f32>()
-                .map_err(|e| ModelError::Inference(format!("cannot read output: {e}")))?;
+                .map_err(|e| InferenceError::ReadOutput(e.to_string()))?;
             let dims: Vec<i64> = shape.iter().copied().collect();
             if dims != [rows as i64, outputs as i64] || data.len() != rows * outputs {
-                return Err(ModelError::Inference(format!(
-                    "output shape {dims:?}, expected [{rows}, {outputs}]"
-                )));
+                return Err(InferenceError::Shape {
+                    found: dims,
+                    expected: vec![rows, outputs],
+                }
+                .into());
             }
             Ok(data.to_vec())
         })
@@ -443,22 +417,23 @@ impl Model {
     ) -> Result<MoveOutputs, ModelError> {
         let (seq_len, outputs) = (self.info.seq_len, self.info.outputs);
         let Some(actions_name) = self.actions_name.clone() else {
-            return Err(ModelError::Input(format!(
-                "run_moves needs a multi_action_value model, this is {}",
-                self.info.kind.as_str()
-            )));
+            return Err(InputError::NoActionsInput(self.info.kind).into());
         };
         if tokens.len() != rows * seq_len {
-            return Err(ModelError::Input(format!(
-                "model input has {} tokens, expected {rows} rows × {seq_len}",
-                tokens.len()
-            )));
+            return Err(InputError::TokenCount {
+                found: tokens.len(),
+                rows,
+                seq_len,
+            }
+            .into());
         }
         if actions.len() != rows * moves {
-            return Err(ModelError::Input(format!(
-                "model input has {} action ids, expected {rows} rows × {moves}",
-                actions.len()
-            )));
+            return Err(InputError::ActionCount {
+                found: actions.len(),
+                rows,
+                moves,
+            }
+            .into());
         }
         if rows == 0 {
             return Ok(MoveOutputs {
@@ -467,16 +442,14 @@ impl Model {
             });
         }
         if moves == 0 {
-            return Err(ModelError::Input("no moves to score".into()));
+            return Err(InputError::NoMoves.into());
         }
         if let Some(bad) = tokens
             .iter()
             .chain(actions)
             .find(|&&t| !(0..NUM_ACTIONS as i64).contains(&t))
         {
-            return Err(ModelError::Input(format!(
-                "token id {bad} out of range 0..1968"
-            )));
+            return Err(InputError::TokenOutOfRange(*bad).into());
         }
         let Model {
             session,
@@ -484,49 +457,54 @@ impl Model {
             output_name,
             ..
         } = self;
-        guarded("running the model", ModelError::Inference, || {
+        guarded("running the model", inference_panic, || {
             let t = TensorRef::from_array_view(([rows, seq_len], tokens))
-                .map_err(|e| ModelError::Input(format!("cannot build the input tensor: {e}")))?;
+                .map_err(|e| tensor_error("input", &e))?;
             let a = TensorRef::from_array_view(([rows, moves], actions))
-                .map_err(|e| ModelError::Input(format!("cannot build the actions tensor: {e}")))?;
+                .map_err(|e| tensor_error("actions", &e))?;
             let result = session
                 .run(ort::inputs![input_name.as_str() => t, actions_name.as_str() => a])
-                .map_err(|e| ModelError::Inference(format!("inference failed: {e}")))?;
+                .map_err(|e| InferenceError::Run(e.to_string()))?;
             let value = result
                 .get(output_name.as_str())
-                .ok_or_else(|| ModelError::Inference(format!("output {output_name:?} missing")))?;
+                .ok_or_else(|| InferenceError::OutputMissing(output_name.clone()))?;
             let (shape, data) = value
                 .try_extract_tensor::<f32>()
-                .map_err(|e| ModelError::Inference(format!("cannot read output: {e}")))?;
+                .map_err(|e| InferenceError::ReadOutput(e.to_string()))?;
             let dims: Vec<i64> = shape.iter().copied().collect();
             if dims != [rows as i64, moves as i64, outputs as i64]
                 || data.len() != rows * moves * outputs
             {
-                return Err(ModelError::Inference(format!(
-                    "output shape {dims:?}, expected [{rows}, {moves}, {outputs}]"
-                )));
+                return Err(InferenceError::Shape {
+                    found: dims,
+                    expected: vec![rows, moves, outputs],
+                }
+                .into());
             }
             let log_probs = data.to_vec();
             let extra = extra
                 .iter()
                 .map(|x| {
-                    let value = result.get(x.name).ok_or_else(|| {
-                        ModelError::Inference(format!("output {:?} missing", x.name))
-                    })?;
+                    let value = result
+                        .get(x.name)
+                        .ok_or_else(|| InferenceError::OutputMissing(x.name.to_string()))?;
                     let (_, data) = value.try_extract_tensor::<f32>().map_err(|e| {
-                        ModelError::Inference(format!("cannot read output {:?}: {e}", x.name))
+                        InferenceError::ReadExtra {
+                            name: x.name,
+                            message: e.to_string(),
+                        }
                     })?;
                     let want = x.len(rows, moves);
                     if data.len() != want {
-                        return Err(ModelError::Inference(format!(
-                            "output {:?} has {} values, expected {want}",
-                            x.name,
-                            data.len()
-                        )));
+                        return Err(InferenceError::ExtraLength {
+                            name: x.name,
+                            found: data.len(),
+                            expected: want,
+                        });
                     }
                     Ok(data.to_vec())
                 })
-                .collect::<Result<_, _>>()?;
+                .collect::<Result<_, InferenceError>>()?;
             Ok(MoveOutputs { log_probs, extra })
         })
     }
@@ -537,7 +515,7 @@ impl Model {
     /// # Errors
     /// The FEN cannot be tokenized.
     pub fn row(&self, fen: &str, action: Option<u16>) -> Result<Vec<i64>, ModelError> {
-        let t = tokenize(fen).map_err(|e| ModelError::Input(e.to_string()))?;
+        let t = tokenize(fen).map_err(InputError::Tokenize)?;
         let mut row = Vec::with_capacity(self.info.seq_len);
         row.push(0);
         row.extend(t.iter().map(|&x| x as i64));

@@ -44,7 +44,7 @@ pub fn load_model(key: &LoadKey, warnings: &mut Vec<String>) -> Result<Model, Mo
     match &key.weights {
         None => match weights::embedded() {
             Some(bytes) => Model::load_bytes(bytes, EMBEDDED, &cfg, warnings),
-            None => Err(ModelError::NoEmbedded(weights::missing_message())),
+            None => Err(ModelError::NoEmbedded),
         },
         Some(path) => Model::load_file(Path::new(path), &cfg, warnings),
     }

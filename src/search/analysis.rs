@@ -10,7 +10,7 @@
 
 use crate::game::{standard_uci, Game};
 use crate::model::actions::uci_to_action;
-use crate::model::{EvalRequest, Model, ModelError};
+use crate::model::{EvalRequest, InferenceError, InputError, Model, ModelError};
 use shakmaty::{Move, Position};
 
 /// Win probability given to a move after which the game would be a repetition draw.
@@ -208,7 +208,7 @@ fn root_moves(game: &Game, searchmoves: &[Move]) -> Result<Vec<(u16, Move)>, Mod
             let uci = standard_uci(&m);
             uci_to_action(&uci)
                 .map(|a| (a, m))
-                .ok_or_else(|| ModelError::Input(format!("move {uci} is not in the action table")))
+                .ok_or_else(|| ModelError::Input(InputError::NotInActionTable(uci.clone())))
         })
         .collect::<Result<_, _>>()?;
     scored.sort_by_key(|&(a, _)| a);
@@ -284,9 +284,7 @@ pub fn analyse_with(
     let out = model.evaluate(&batch)?;
     let wdl = out.wdl.first().copied();
     if out.values.len() != batch.len() {
-        return Err(ModelError::Inference(
-            "the network returned too few values".into(),
-        ));
+        return Err(InferenceError::TooFewValues.into());
     }
     let successor_value = |s: &Successor| match *s {
         Successor::None => None,
@@ -303,7 +301,7 @@ pub fn analyse_with(
         .first()
         .cloned()
         .filter(|v| v.len() == ordered.len())
-        .ok_or_else(|| ModelError::Inference("the network returned too few values".into()))?;
+        .ok_or(InferenceError::TooFewValues)?;
     let repetition = if model.info().kind.spec().has_value() {
         game.moves_allowing_repetition(&ordered)
     } else {

@@ -4,7 +4,7 @@
 
 use super::endgame::bare_king_value;
 pub use crate::model::backend::{EvalRequest, EvalStats, Evaluator, Network, Scores};
-use crate::model::ModelError;
+use crate::model::{InferenceError, ModelError};
 use shakmaty::Position;
 
 /// An [`Evaluator`] that answers bare-king endings by the rule of
@@ -56,9 +56,9 @@ impl Evaluator for MopUp<'_> {
         out.into_iter()
             .map(|o| match o {
                 Some(q) => Ok(q),
-                None => net.next().ok_or_else(|| {
-                    ModelError::Inference("evaluator returned too few results".into())
-                }),
+                None => net
+                    .next()
+                    .ok_or(ModelError::Inference(InferenceError::TooFewResults)),
             })
             .collect()
     }

@@ -18,7 +18,7 @@ pub mod multi_action_value_policy;
 pub mod state_value;
 
 use super::backend::{EvalRequest, Evaluated};
-use super::error::ModelError;
+use super::error::{InputError, ModelError};
 use super::session::Model;
 use super::tokenizer::{tokenize, STATE_TOKENS};
 use crate::game::{model_fen, standard_uci};
@@ -242,7 +242,7 @@ pub fn lookup(name: &str) -> Result<ModelKind, UnknownKind> {
 /// # Errors
 /// The FEN cannot be tokenized.
 pub fn state_row(pos: &Chess) -> Result<Vec<i64>, ModelError> {
-    let t = tokenize(&model_fen(pos)).map_err(|e| ModelError::Input(e.to_string()))?;
+    let t = tokenize(&model_fen(pos)).map_err(InputError::Tokenize)?;
     let mut row = Vec::with_capacity(STATE_TOKENS + 2);
     row.push(0);
     row.extend(t.iter().map(|&x| x as i64));
@@ -257,7 +257,7 @@ pub fn action_id(mv: &Move) -> Result<i64, ModelError> {
     let uci = standard_uci(mv);
     uci_to_action(&uci)
         .map(i64::from)
-        .ok_or_else(|| ModelError::Input(format!("move {uci} is not in the action table")))
+        .ok_or_else(|| InputError::NotInActionTable(uci).into())
 }
 
 /// `(buckets, buckets)` for a value kind: K must be given and in 2..=4096.
