@@ -26,7 +26,7 @@ bench-results: build $(VENV_STAMP)
 	  --command 'make bench-results$(if $(NET), NET=$(NET))'
 
 # Valgrind memcheck (tools/README.md, "Valgrind"): the library's unit tests, the property tests (fewer
-# cases) and a scripted UCI session (tools/valgrind/session.uci: both searches, a bad net file,
+# cases) and a scripted UCI dialogue (tools/valgrind/script.uci: both searches, a bad net file,
 # garbage, quit) on the release build. Reports from inside ONNX Runtime and the dynamic loader are
 # suppressed (tools/valgrind/onnxruntime.supp); any other error or definite leak fails the target.
 # Installs valgrind with apt when it is missing. Takes about 10-20 minutes on 2 busy cores.
@@ -48,7 +48,7 @@ valgrind: build test-models
 	    || { tail -40 $(VALGRIND_OUT)/$$name.log; exit 1; }; \
 	  grep 'ERROR SUMMARY' $(VALGRIND_OUT)/$$name.log; done
 	$(ORT_ENV) valgrind $(VALGRIND_FLAGS) --log-file=$(VALGRIND_OUT)/uci-session.log $(BIN) \
-	  < tools/valgrind/session.uci > $(VALGRIND_OUT)/uci-session.out \
+	  < tools/valgrind/script.uci > $(VALGRIND_OUT)/uci-session.out \
 	  || { tail -40 $(VALGRIND_OUT)/uci-session.log; exit 1; }
 	grep -q '^bestmove' $(VALGRIND_OUT)/uci-session.out
 	grep 'ERROR SUMMARY' $(VALGRIND_OUT)/uci-session.log
