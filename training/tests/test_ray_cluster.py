@@ -1,6 +1,6 @@
 """Labelling on a real multi-node Ray cluster on this machine (``make test-ray-cluster``): a head and a
-second node (separate raylets on loopback, started by ``ray.cluster_utils.Cluster`` as ``ray start`` would),
-the campaign's labeller connected through ``RAY_ADDRESS``, the second node killed while it holds tasks.
+two worker nodes (separate raylets on loopback, started by ``ray.cluster_utils.Cluster`` as ``ray start``
+would), the campaign's labeller connected through ``RAY_ADDRESS``, a worker node killed while it holds tasks.
 Every position must come back labelled exactly once, and the label store must match its manifest."""
 
 from __future__ import annotations
@@ -33,11 +33,17 @@ def _positions(n: int) -> list[str]:
 
 
 def _label_counting_attempts(chunk, scheme, stockfish, marks):
-    """``raylabel.label_chunk`` on ``chunk = (index, fens)``, leaving one file per attempt in ``marks``."""
+    """``raylabel.label_chunk`` on ``chunk = (index, fens)``, leaving one file per attempt in ``marks``
+    named after the chunk and the node that runs it; the attempt waits a second first, so a chunk whose
+    mark is there and whose result is not is still running when the test kills its node."""
     import uuid
 
+    import ray
+
     index, fens = chunk
-    open(os.path.join(marks, f"chunk{index:03d}-{uuid.uuid4().hex}"), "w").close()
+    node = ray.get_runtime_context().get_node_id()
+    open(os.path.join(marks, f"chunk{index:03d}-{node}-{uuid.uuid4().hex}"), "w").close()
+    time.sleep(1.0)
     return raylabel.label_chunk(fens, scheme, stockfish, 0)
 
 
@@ -50,7 +56,9 @@ def test_a_lost_node_costs_no_position_and_no_duplicate(tmp_path, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", TRAINING + os.pathsep + os.environ.get("PYTHONPATH", ""))
     monkeypatch.setenv("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
-    second = cluster.add_node(num_cpus=2)
+    # Two worker nodes: all raylets share one IP, so the driver may attach to any of them, and the node
+    # killed below must be one the driver is not connected to (Ray refuses to remove that one).
+    workers = [cluster.add_node(num_cpus=1) for _ in range(2)]
     cluster.wait_for_nodes()
     monkeypatch.setenv("RAY_ADDRESS", cluster.address)
     fens = _positions(36)
@@ -62,14 +70,23 @@ def test_a_lost_node_costs_no_position_and_no_duplicate(tmp_path, monkeypatch):
     try:
         raylabel.ray_init(3, log=lambda *_: None)
         ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the test module is not importable there
-        assert ray.cluster_resources().get("CPU") == 3, "head (1 CPU) and the second node (2 CPUs)"
+        assert ray.cluster_resources().get("CPU") == 3, "head and two worker nodes, 1 CPU each"
+        driver = ray._private.worker.global_worker.node._raylet_socket_name
+        candidates = {n.node_id: n for n in workers if n._raylet_socket_name != driver}
+        chunk_of = {f: i for i, fs in chunks for f in fs}
 
         def on_result(r):
             results.append(r)
-            if len(results) == 3 and not killed:
-                # The second node holds tasks now (3 CPUs, 18 chunks): kill it, raylet and workers.
-                cluster.remove_node(second, allow_graceful=False)
-                killed.append(time.time())
+            if len(results) < 3 or killed:
+                return
+            # Kill a worker node (not the driver's) while it runs a chunk: raylet and workers, no warning.
+            done = {chunk_of[f] for res in results for f, _ in res["records"]}
+            for mark in os.listdir(marks):
+                index, node = int(mark[5:8]), mark[9:].split("-")[0]  # chunkNNN-<node id>-<uuid>
+                if index not in done and node in candidates:
+                    cluster.remove_node(candidates[node], allow_graceful=False)
+                    killed.append(time.time())
+                    return
 
         raylabel.run_chunks(_label_counting_attempts, chunks, (scheme, chessdata.find_stockfish(), str(marks)),
                             on_result, on_error=errors.append, max_retries=3)
@@ -82,7 +99,7 @@ def test_a_lost_node_costs_no_position_and_no_duplicate(tmp_path, monkeypatch):
     finally:
         raylabel.ray_shutdown()
         cluster.shutdown()
-    assert killed and len(dead) == 1, "the second node was killed while labelling"
+    assert killed and len(dead) == 1, "a worker node was killed while labelling"
     attempts = len(os.listdir(marks))
     assert attempts > len(chunks), f"{attempts} attempts for {len(chunks)} chunks: the killed node's tasks ran again"
     assert errors == [], errors
