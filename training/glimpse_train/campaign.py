@@ -169,7 +169,7 @@ class Campaign(CampaignPositions, CampaignLabelling, CampaignTraining, CampaignG
         cand = os.path.join(self.run_dir, f"candidate-{cyc:04d}.onnx")
         shutil.copyfile(net, cand)
         rep = self.evaluate(ds, cand)
-        bar = self.state.get("best_accuracy")
+        bar = self.bar(ds, rep["val_positions"])
         rep.update(adopted=False, bar=bar, passes=passes)
         self.log(f"adopt: {net}: held-out {rep['action_accuracy']:.4f} (bar {bar}), puzzles {rep['puzzle_accuracy']}")
         if not force and bar is not None and rep["action_accuracy"] <= bar:
@@ -240,7 +240,7 @@ class Campaign(CampaignPositions, CampaignLabelling, CampaignTraining, CampaignG
                 break
             tr, step = out["trainer"], out["step"]
             rep = self.export_eval(ds, tr, step, out["params"])
-            gated = self.gate(rep)
+            gated = self.gate(rep, ds)
             self.state["wall_seconds"] = self.state.get("wall_seconds", 0.0) + (time.time() - t0)
             row = self.curve_row(cyc, rep, len(tr.pd.train_pos), self.state.get("passes_offset", 0) + step * tr.cfg.batch,
                                  step, "best" if gated else "kept")

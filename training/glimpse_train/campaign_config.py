@@ -89,8 +89,8 @@ def load_state(path: str) -> dict:
 
 def seed_from_curve(csv_path: str) -> dict:
     """State to resume from when the run directory is gone (a fresh clone) but the committed curve is there:
-    the next cycle number, the wall hours so far, the best gated held-out accuracy (so the gate keeps its
-    bar) and the position-passes so far (``passes_offset``: the trainer restarts its step count from the
+    the next cycle number, the wall hours so far, the best gated held-out accuracy and the size of the split
+    it was measured on (so the gate keeps its bar, re-measured if the split has grown) and the position-passes so far (``passes_offset``: the trainer restarts its step count from the
     committed ONNX). Empty when the curve is missing or has no rows."""
     if not os.path.exists(csv_path):
         return {}
@@ -99,9 +99,12 @@ def seed_from_curve(csv_path: str) -> dict:
     if not rows:
         return {}
     last = rows[-1]
-    best = [float(r["action_accuracy"]) for r in rows if r.get("gate") == "best" and r.get("action_accuracy")]
+    best = max((r for r in rows if r.get("gate") == "best" and r.get("action_accuracy")),
+               key=lambda r: float(r["action_accuracy"]), default=None)
+    split = best.get("heldout_positions") if best else None
     return {"cycle": int(last["cycle"]) + 1, "wall_seconds": float(last["wall_hours"]) * 3600,
-            "best_accuracy": max(best) if best else None, "passes_offset": int(last["position_passes"])}
+            "best_accuracy": float(best["action_accuracy"]) if best else None,
+            "best_heldout_positions": int(split) if split else None, "passes_offset": int(last["position_passes"])}
 
 
 def save_state(path: str, st: dict) -> None:

@@ -45,13 +45,33 @@ class CampaignGate:
             if self.cfg.puzzles else {"puzzles": 0, "puzzle_accuracy": float("nan")}
         return {"candidate": cand, **rep, **puz}
 
-    def gate(self, rep: dict) -> bool:
+    def bar(self, ds, split: int | None) -> float | None:
+        """The gate's bar: the best gated held-out action accuracy, on today's split of ``split`` positions.
+        The split grows with ``<shared>/data/labels``; when it differs from the one the bar was set on
+        (``best_heldout_positions``), the best net (``best.onnx``, else the committed checkpoint) is
+        measured again on this split and that figure becomes the bar. ``None`` before any net is gated."""
         best = self.state.get("best_accuracy")
+        if best is None or split is None or self.state.get("best_heldout_positions") == split:
+            return best
+        net = next((f for f in (os.path.join(self.run_dir, "best.onnx"), self.checkpoint_onnx) if os.path.exists(f)),
+                   None)
+        if net is None:
+            return best
+        again = eval_validation(MAVPolicy(net), HeldOut(ds, self.shared))["action_accuracy"]
+        self.log(f"gate: the held-out split changed ({self.state.get('best_heldout_positions')} -> {split} "
+                 f"positions): the bar {best:.4f} is re-measured on {os.path.basename(net)}: {again:.4f}")
+        self.state.update(best_accuracy=again, best_heldout_positions=split)
+        return again
+
+    def gate(self, rep: dict, ds=None) -> bool:
+        """Whether the candidate ``rep`` (from :meth:`evaluate`) beats the bar; if so it becomes ``best.onnx``
+        and the committed checkpoint. With ``ds`` the bar is first brought to ``rep``'s split (:meth:`bar`)."""
+        best = self.bar(ds, rep.get("val_positions")) if ds is not None else self.state.get("best_accuracy")
         if best is None or rep["action_accuracy"] > best:
             shutil.copyfile(rep["candidate"], os.path.join(self.run_dir, "best.onnx"))
             shutil.copyfile(rep["candidate"], self.checkpoint_onnx + ".tmp")
             os.replace(self.checkpoint_onnx + ".tmp", self.checkpoint_onnx)
-            self.state["best_accuracy"] = rep["action_accuracy"]
+            self.state.update(best_accuracy=rep["action_accuracy"], best_heldout_positions=rep.get("val_positions"))
             return True
         return False
 

@@ -201,6 +201,27 @@ def test_gate_and_record(tmp_path):
     assert os.path.getsize(c.curve_csv[:-4] + ".png") > 1000
 
 
+def test_the_bar_is_re_measured_when_the_heldout_split_changes(tmp_path):
+    """A bar set on another held-out split (the split grows with the shared labels) is measured again on the
+    best net before a candidate is compared with it; on the same split it is kept as it is."""
+    c = _tiny_campaign(tmp_path)
+    net = _remote_snapshot(tmp_path / "best.onnx")
+    shutil.copyfile(net, os.path.join(c.run_dir, "best.onnx"))
+    ds = MemDataset(c.files(), c.cache_dir, log=lambda *_: None)
+    rep = c.evaluate(ds, net)
+    split, acc = rep["val_positions"], rep["action_accuracy"]
+    assert split > 0
+    c.state.update(best_accuracy=1.0, best_heldout_positions=split)
+    assert c.bar(ds, split) == 1.0, "same split: the bar stands"
+    assert not c.gate(dict(rep, action_accuracy=acc + 0.01), ds)
+    c.state.update(best_accuracy=1.0, best_heldout_positions=split + 7)
+    assert c.bar(ds, split) == pytest.approx(acc), "another split: the best net measured again"
+    assert c.state["best_heldout_positions"] == split
+    c.state.update(best_accuracy=1.0, best_heldout_positions=None)
+    assert c.gate(dict(rep, action_accuracy=acc + 0.01), ds), "a split never recorded counts as another"
+    assert c.state["best_accuracy"] == acc + 0.01 and c.state["best_heldout_positions"] == split
+
+
 def test_state_survives_restart(tmp_path):
     c = _tiny_campaign(tmp_path)
     c.state["cycle"] = 4
@@ -217,12 +238,13 @@ def test_a_fresh_clone_resumes_the_curve_not_cycle_zero(tmp_path):
     c = _tiny_campaign(tmp_path)
     for i, (acc, gate) in enumerate([(0.20, "best"), (0.25, "best"), (0.24, "kept")]):
         c.record({"cycle": i, "store_positions": 100 * i, "position_passes": 1000 * (i + 1), "wall_hours": 0.5 * i,
-                  "action_accuracy": acc, "puzzle_accuracy": 0.1, "gate": gate})
+                  "heldout_positions": 40 + i, "action_accuracy": acc, "puzzle_accuracy": 0.1, "gate": gate})
     shutil.rmtree(tmp_path / "runs")
     c2 = _tiny_campaign(tmp_path)
     assert c2.state["cycle"] == 3
     assert c2.state["best_accuracy"] == 0.25, "a kept (worse) candidate does not raise the bar"
     assert c2.state["wall_seconds"] == 3600 and c2.state["passes_offset"] == 3000
+    assert c2.state["best_heldout_positions"] == 41, "the split the bar was measured on"
     cand = tmp_path / "cand.onnx"
     cand.write_bytes(b"m")
     assert not c2.gate({"candidate": str(cand), "action_accuracy": 0.249})
