@@ -17,12 +17,12 @@ pub mod compare;
 pub mod matmul;
 pub mod mcts;
 
+use crate::display::eval_table;
 use crate::game::Game;
 use crate::model::slot::{load_model, LoadKey};
 use crate::model::{Backend, Model, ModelError, ModelKind, RuntimeConfig};
 use crate::search::analysis as searchless;
-use crate::uci::display::eval_table;
-use crate::uci::options::default_threads;
+use crate::settings::default_threads;
 use clap::Args;
 use std::time::Instant;
 

@@ -18,6 +18,7 @@ mod rng;
 pub use crate::uci::out::Out;
 pub use rng::Rng;
 
+use crate::display::{self, eval_table};
 use crate::game::Game;
 use crate::model::runtime::panic_message;
 use crate::model::{ModelInfo, NetworkSlot, Note, Preloader, SharedNetwork};
@@ -25,7 +26,6 @@ use crate::search::analysis::analyse_with;
 use crate::search::{self, Search, SearchMode, SearchRequest};
 use crate::tablebase::{self, Probe, Tablebases};
 use crate::time::TimeManager;
-use crate::uci::display::{self, eval_table};
 use crate::uci::options::{self, Applies, Options};
 use crate::uci::{self, Command, GoParams, StartPosition};
 use parking_lot::Mutex;
@@ -84,7 +84,7 @@ impl Engine {
         let search = search::create(
             options.settings().search_mode,
             Arc::clone(&net),
-            out.clone(),
+            Arc::new(out.clone()),
         );
         let rng = Rng::new(options.settings().seed);
         let notes = out.clone();
@@ -397,7 +397,7 @@ impl Engine {
     fn sync_search_mode(&mut self, mode: SearchMode) {
         if self.search.mode() != mode {
             self.search.wait();
-            self.search = search::create(mode, Arc::clone(&self.net), self.out.clone());
+            self.search = search::create(mode, Arc::clone(&self.net), Arc::new(self.out.clone()));
         }
     }
 

@@ -11,11 +11,13 @@
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
 
 pub mod bench;
+pub mod display;
 pub mod engine;
 pub mod game;
 pub mod model;
 pub mod perft;
 pub mod search;
+pub mod settings;
 pub mod tablebase;
 pub mod time;
 pub mod uci;

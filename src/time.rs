@@ -9,7 +9,7 @@
 //! then (model still loading, an overloaded machine), so the game is never lost on time.
 //! `Move Overhead` is kept in reserve for GUI and transport lag.
 
-use crate::uci::GoParams;
+use crate::search::limits::GoParams;
 use std::time::{Duration, Instant};
 
 /// How long the engine may take for one move, in milliseconds from the start of the clock

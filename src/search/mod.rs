@@ -19,25 +19,30 @@
 //! - [`mcts`]: PUCT tree search with batching, solver and tree reuse.
 //! - [`analysis`]: every legal move scored with the rules (searchless, `eval`, `bench`).
 //! - [`evaluator`]: the evaluator interface as the searches see it, and the bare-king rule layer.
+//! - [`report`]: the typed reports (`Info`, `BestMove`) and the [`report::Listener`] they go to.
+//! - [`limits`]: the limits of one `go` ([`GoParams`]).
 //! - [`endgame`]: the bare-king (mop-up) rule MCTS uses in K+Q/R vs K.
 
 pub mod analysis;
 pub mod control;
 pub mod endgame;
 pub mod evaluator;
+pub mod limits;
 pub mod mcts;
+pub mod report;
 pub mod runner;
 pub mod searchless;
 pub mod sink;
 
 use crate::game::Game;
 use crate::model::{LoadKey, SharedNetwork};
+use crate::settings::Settings;
 use crate::tablebase::Probe;
 use crate::time::TimeManager;
-use crate::uci::options::Settings;
-use crate::uci::out::Out;
-use crate::uci::{BestMove, GoParams};
+pub use limits::GoParams;
+use report::{BestMove, Listener};
 use shakmaty::Move;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Everything one `go` needs, decided by the engine at `go` time.
@@ -139,11 +144,17 @@ impl SearchMode {
 /// The search modes [`create`] knows, as the `SearchMode` option lists them.
 pub const MODES: &[&str] = &[SearchMode::Searchless.as_str(), SearchMode::Mcts.as_str()];
 
-/// The search registered as `mode`, reporting through `out` and running on the shared network.
-pub fn create(mode: SearchMode, net: SharedNetwork, out: Out) -> Box<dyn Search> {
+/// The search registered as `mode`, reporting to `listener` and running on the shared network.
+pub fn create(
+    mode: SearchMode,
+    net: SharedNetwork,
+    listener: Arc<dyn Listener>,
+) -> Box<dyn Search> {
     match mode {
-        SearchMode::Searchless => Box::new(runner::Runner::spawn(searchless::Searchless, net, out)),
-        SearchMode::Mcts => Box::new(runner::Runner::spawn(mcts::Mcts::default(), net, out)),
+        SearchMode::Searchless => {
+            Box::new(runner::Runner::spawn(searchless::Searchless, net, listener))
+        }
+        SearchMode::Mcts => Box::new(runner::Runner::spawn(mcts::Mcts::default(), net, listener)),
     }
 }
 

@@ -11,14 +11,14 @@
 //! caught: it becomes an `info string` error and a fallback `bestmove`.
 
 use super::control::Control;
+use super::report::{BestMove, Info, Listener};
 use super::sink::SearchSink;
 use super::{request_fallback, Search, SearchMode, SearchRequest};
 use crate::model::runtime::panic_message;
+use crate::model::Note;
 use crate::model::{NetworkSlot, SharedNetwork};
+use crate::settings::Settings;
 use crate::time::{self, Deadlines, TimeManager};
-use crate::uci::options::Settings;
-use crate::uci::out::Out;
-use crate::uci::output::{BestMove, Info};
 use crossbeam_channel::{unbounded, Receiver, Sender};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -99,12 +99,16 @@ pub struct Runner {
     jobs: Option<Sender<Job>>,
     pending: Arc<AtomicUsize>,
     current: Option<Current>,
-    out: Out,
+    listener: Arc<dyn Listener>,
 }
 
 impl Runner {
-    /// Starts the worker thread for `algorithm` on the shared network, reporting through `out`.
-    pub fn spawn<A: Algorithm>(algorithm: A, net: SharedNetwork, out: Out) -> Runner {
+    /// Starts the worker thread for `algorithm` on the shared network, reporting to `listener`.
+    pub fn spawn<A: Algorithm>(
+        algorithm: A,
+        net: SharedNetwork,
+        listener: Arc<dyn Listener>,
+    ) -> Runner {
         let (tx, rx) = unbounded();
         let pending = Arc::new(AtomicUsize::new(0));
         let mode = algorithm.mode();
@@ -120,7 +124,7 @@ impl Runner {
         let jobs = match spawned {
             Ok(_) => Some(tx),
             Err(e) => {
-                out.error(&format!("cannot start the search thread: {e}"));
+                listener.note(Note::Error(format!("cannot start the search thread: {e}")));
                 None
             }
         };
@@ -129,7 +133,7 @@ impl Runner {
             jobs,
             pending,
             current: None,
-            out,
+            listener,
         }
     }
 
@@ -138,7 +142,8 @@ impl Runner {
         let sent = self.jobs.as_ref().is_some_and(|j| j.send(job).is_ok());
         if !sent {
             self.pending.fetch_sub(1, Ordering::SeqCst);
-            self.out.error("the search worker is gone");
+            self.listener
+                .note(Note::Error("the search worker is gone".to_string()));
         }
         sent
     }
@@ -239,7 +244,7 @@ impl Search for Runner {
             LOADING_NOTE
         };
         let ctl = Arc::new(Control::new(deadlines));
-        let sink = SearchSink::new(self.out.clone());
+        let sink = SearchSink::new(Arc::clone(&self.listener));
         self.current = Some(Current {
             ctl: Arc::clone(&ctl),
             sink: sink.clone(),

@@ -4,21 +4,36 @@
 use super::*;
 use crate::game::Game;
 use crate::model::{Backend, LoadKey};
+use crate::search::report::{BestMove, Info, Listener};
 use crate::search::searchless::Searchless;
-use crate::uci::options::Options;
-use crate::uci::GoParams;
+use crate::search::GoParams;
 use parking_lot::Mutex;
 
+/// Records the reports as the lines a GUI would read them (`info`, `info string`, `bestmove`),
+/// without the UCI formatter: the search layer is tested on its own.
 #[derive(Clone, Default)]
-struct Buf(Arc<Mutex<Vec<u8>>>);
+struct Buf(Arc<Mutex<String>>);
 
-impl std::io::Write for Buf {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().extend_from_slice(b);
-        Ok(b.len())
+impl Listener for Buf {
+    fn report(&self, infos: &[Info], best: Option<&BestMove>) {
+        let mut text = self.0.lock();
+        for _ in infos {
+            text.push_str("info\n");
+        }
+        if let Some(b) = best {
+            text.push_str(&format!(
+                "bestmove {}\n",
+                b.mv.as_deref().unwrap_or("(none)")
+            ));
+        }
     }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
+
+    fn note(&self, note: Note) {
+        let msg = match note {
+            Note::Info(m) => m,
+            Note::Error(m) => format!("error: {m}"),
+        };
+        self.0.lock().push_str(&format!("info string {msg}\n"));
     }
 }
 
@@ -35,14 +50,14 @@ fn wall(secs: u64) -> Duration {
 
 impl Buf {
     fn text(&self) -> String {
-        String::from_utf8(self.0.lock().clone()).unwrap()
+        self.0.lock().clone()
     }
 }
 
 /// A request in a checkmated position: the runner answers without touching the network.
 fn mated(go: GoParams) -> SearchRequest {
     let game = Game::from_fen("R5k1/5ppp/8/8/8/8/5PPP/6K1 b - - 0 1", false).unwrap();
-    let settings = Options::new(1).settings();
+    let settings = Settings::default();
     SearchRequest {
         key: LoadKey {
             weights: Some("/nonexistent.onnx".into()),
@@ -65,7 +80,7 @@ fn mated(go: GoParams) -> SearchRequest {
 #[test]
 fn infinite_answers_only_after_stop_and_once() {
     let buf = Buf::default();
-    let out = Out::new(Box::new(buf.clone()));
+    let out: Arc<dyn Listener> = Arc::new(buf.clone());
     let mut search = Runner::spawn(Searchless, NetworkSlot::shared(), out);
     search.start(mated(GoParams {
         infinite: true,
@@ -85,7 +100,7 @@ fn infinite_answers_only_after_stop_and_once() {
 #[test]
 fn a_timed_search_answers_by_itself() {
     let buf = Buf::default();
-    let out = Out::new(Box::new(buf.clone()));
+    let out: Arc<dyn Listener> = Arc::new(buf.clone());
     let mut search = Runner::spawn(Searchless, NetworkSlot::shared(), out);
     search.start(mated(GoParams {
         movetime: Some(1000),
@@ -130,7 +145,7 @@ fn mated_loading(go: GoParams) -> SearchRequest {
 #[test]
 fn without_a_clock_a_search_waits_for_the_loading_network_and_times_from_then() {
     let buf = Buf::default();
-    let out = Out::new(Box::new(buf.clone()));
+    let out: Arc<dyn Listener> = Arc::new(buf.clone());
     let net = NetworkSlot::shared();
     let loading = net.lock(); // the background loader holds the network
     let mut search = Runner::spawn(Searchless, Arc::clone(&net), out);
@@ -157,7 +172,7 @@ fn without_a_clock_a_search_waits_for_the_loading_network_and_times_from_then() 
 #[test]
 fn with_a_clock_too_short_to_wait_the_fallback_says_the_network_was_loading() {
     let buf = Buf::default();
-    let out = Out::new(Box::new(buf.clone()));
+    let out: Arc<dyn Listener> = Arc::new(buf.clone());
     let net = NetworkSlot::shared();
     let loading = net.lock();
     let mut search = Runner::spawn(Searchless, Arc::clone(&net), out);
@@ -183,7 +198,7 @@ fn with_a_clock_too_short_to_wait_the_fallback_says_the_network_was_loading() {
 #[test]
 fn stop_while_the_network_loads_answers_at_once() {
     let buf = Buf::default();
-    let out = Out::new(Box::new(buf.clone()));
+    let out: Arc<dyn Listener> = Arc::new(buf.clone());
     let net = NetworkSlot::shared();
     let loading = net.lock();
     let mut search = Runner::spawn(Searchless, Arc::clone(&net), out);
@@ -211,11 +226,7 @@ fn stop_while_the_network_loads_answers_at_once() {
 fn runner_on_a_shared_net() -> (Buf, SharedNetwork, Runner) {
     let buf = Buf::default();
     let net = NetworkSlot::shared();
-    let search = Runner::spawn(
-        Searchless,
-        Arc::clone(&net),
-        Out::new(Box::new(buf.clone())),
-    );
+    let search = Runner::spawn(Searchless, Arc::clone(&net), Arc::new(buf.clone()));
     (buf, net, search)
 }
 

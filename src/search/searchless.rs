@@ -10,12 +10,12 @@
 
 use super::analysis::{analyse, analyse_with, choose, gives_mate, ranked, Analysis};
 use super::control::Control;
+use super::report::{BestMove, Info};
 use super::runner::{Algorithm, Outcome, SearchError};
 use super::sink::{line_score, SearchSink};
 use super::{SearchMode, SearchRequest};
 use crate::game::Game;
 use crate::model::{Model, NetworkSlot};
-use crate::uci::output::{BestMove, Info};
 use shakmaty::{Move, Position};
 use std::time::Instant;
 

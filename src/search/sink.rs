@@ -1,5 +1,5 @@
 //! The one way a search answers: typed [`Info`] lines and exactly one [`BestMove`] per search,
-//! formatted by `uci::output` and written by the single writer ([`Out`]).
+//! handed to a [`Listener`] (the UCI layer formats and writes them).
 //!
 //! Threading: a [`SearchSink`] is cloned into the search thread, the hard-limit timer and the
 //! engine; whoever answers first prints `bestmove`, every later answer is dropped, and info lines
@@ -7,9 +7,8 @@
 
 use crate::model::buckets::win_prob_to_cp;
 use crate::model::Note;
+use crate::search::report::{BestMove, Info, Listener, Score, Wdl};
 use crate::tablebase::RootProbe;
-use crate::uci::out::Out;
-use crate::uci::output::{format_bestmove, format_info, BestMove, Info, Score, Wdl};
 use parking_lot::{Condvar, Mutex};
 use shakmaty::Move;
 use std::sync::Arc;
@@ -56,19 +55,19 @@ struct Answer {
 #[derive(Clone)]
 pub struct SearchSink {
     answer: Arc<Answer>,
-    out: Out,
+    listener: Arc<dyn Listener>,
 }
 
 impl SearchSink {
-    /// A sink for a search not yet answered, writing to `out`.
-    pub fn new(out: Out) -> SearchSink {
+    /// A sink for a search not yet answered, reporting to `listener`.
+    pub fn new(listener: Arc<dyn Listener>) -> SearchSink {
         SearchSink {
             answer: Arc::new(Answer {
                 answered: Mutex::new(false),
                 cv: Condvar::new(),
                 known: Mutex::new(None),
             }),
-            out,
+            listener,
         }
     }
 
@@ -78,9 +77,7 @@ impl SearchSink {
         if *answered {
             return false;
         }
-        let mut all: Vec<String> = infos.iter().map(format_info).collect();
-        all.push(format_bestmove(best));
-        self.out.lines(&all);
+        self.listener.report(infos, Some(best));
         *answered = true;
         self.answer.cv.notify_all();
         true
@@ -119,24 +116,23 @@ impl SearchSink {
     pub fn info(&self, infos: &[Info]) {
         let answered = self.answer.answered.lock();
         if !*answered {
-            let lines: Vec<String> = infos.iter().map(format_info).collect();
-            self.out.lines(&lines);
+            self.listener.report(infos, None);
         }
     }
 
     /// A remark as `info string` (always printed).
     pub fn note(&self, msg: &str) {
-        self.out.info_string(msg);
+        self.listener.note(Note::Info(msg.to_string()));
     }
 
     /// An error as `info string error: …` and on stderr (always printed).
     pub fn error(&self, msg: &str) {
-        self.out.error(msg);
+        self.listener.note(Note::Error(msg.to_string()));
     }
 
-    /// A diagnostic of the network slot, printed as [`Out::note`] does.
+    /// A diagnostic of the network slot.
     pub fn report(&self, note: Note) {
-        self.out.note(note);
+        self.listener.note(note);
     }
 
     /// Whether `bestmove` has been printed.

@@ -1,9 +1,10 @@
-//! The UCI protocol: parsing ([`protocol`]), formatting ([`output`]) and options ([`options`]).
+//! The UCI protocol: parsing ([`protocol`]), formatting ([`output`]), the writer ([`out`]) and
+//! options ([`options`]).
 //!
 //! This layer only converts between text and types; the engine facade (`crate::engine`) acts on
-//! commands and produces the typed output.
+//! commands, and the searches report typed output (`crate::search::report`) that [`out::Out`]
+//! formats. Nothing below the engine imports this module (a test in `tests/layering.rs` checks).
 
-pub mod display;
 pub mod options;
 pub mod out;
 pub mod output;

@@ -5,7 +5,8 @@
 //! engine then simply has no listener left.
 
 use crate::model::Note;
-use crate::uci::output::{format_info_string, printable};
+use crate::search::report::{BestMove, Info, Listener};
+use crate::uci::output::{format_bestmove, format_info, format_info_string, printable};
 use parking_lot::Mutex;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -114,5 +115,18 @@ impl Out {
         };
         self.inner.lock().log = file;
         Ok(())
+    }
+}
+
+impl Listener for Out {
+    /// The search's reports as UCI lines (`info …`, then `bestmove …`), written together.
+    fn report(&self, infos: &[Info], best: Option<&BestMove>) {
+        let mut lines: Vec<String> = infos.iter().map(format_info).collect();
+        lines.extend(best.map(format_bestmove));
+        self.lines(&lines);
+    }
+
+    fn note(&self, note: Note) {
+        Out::note(self, note);
     }
 }

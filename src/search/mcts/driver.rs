@@ -9,13 +9,13 @@ use crate::model::cache::{Cached, EvalCache};
 use crate::model::{Evaluator, LoadKey, Network, NetworkSlot};
 use crate::search::control::Control;
 use crate::search::evaluator::MopUp;
+use crate::search::report::{BestMove, Info};
 use crate::search::runner::{Algorithm, Outcome, SearchError};
 use crate::search::searchless::Searchless;
 use crate::search::sink::{line_score, SearchSink};
 use crate::search::{SearchMode, SearchRequest};
+use crate::settings::Settings;
 use crate::tablebase::RootProbe;
-use crate::uci::options::Settings;
-use crate::uci::output::{BestMove, Info};
 use shakmaty::Move;
 use std::time::{Duration, Instant};
 
@@ -76,7 +76,7 @@ pub const MATE_PLAYOUTS_PER_MOVE: u64 = 2_000;
 /// plays the net's first choice, not a fallback move); for `go mate N` alone,
 /// [`MATE_PLAYOUTS_PER_MOVE`] × N (at least 1), so that every `go` but `infinite`, `ponder` and a
 /// bare `go` ends by itself.
-pub fn playout_limit(go: &crate::uci::GoParams) -> Option<u64> {
+pub fn playout_limit(go: &crate::search::GoParams) -> Option<u64> {
     let mate = go
         .mate
         .filter(|_| go.depth.is_none() && go.movetime.is_none())

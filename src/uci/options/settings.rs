@@ -1,68 +1,12 @@
-//! The typed snapshot of the options that the engine and the searches read.
+//! `Options` → the typed [`Settings`] snapshot (declared in `crate::settings`, with its
+//! defaults, on the engine side of the protocol boundary).
 
 use super::*;
-use crate::model::{Backend, LoadKey};
+use crate::model::Backend;
 use crate::search::analysis::MoveChoice;
 use crate::search::mcts::MctsParams;
 use crate::search::SearchMode;
-
-/// The typed snapshot of all options that the engine reads.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Settings {
-    /// `WeightsFile`; `None` for the embedded net.
-    pub weights_file: Option<String>,
-    /// `Backend`.
-    pub backend: Backend,
-    /// `Threads` (≥ 1).
-    pub threads: usize,
-    /// `MultiPV` (1..=256).
-    pub multipv: usize,
-    /// `UCI_ShowWDL`.
-    pub show_wdl: bool,
-    /// `UCI_Chess960`.
-    pub chess960: bool,
-    /// `Ponder`.
-    pub ponder: bool,
-    /// `Move Overhead` in ms.
-    pub move_overhead_ms: u64,
-    /// `Temperature` (0 = argmax).
-    pub temperature: f64,
-    /// `TempDecayMoves` (0 = always).
-    pub temp_decay_moves: u32,
-    /// `Seed` (0 = random).
-    pub seed: u64,
-    /// `LogFile`; `None` when empty.
-    pub log_file: Option<String>,
-    /// `SearchMode`: the registered search to use.
-    pub search_mode: SearchMode,
-    /// `Hash` in MB (MCTS evaluation cache).
-    pub hash_mb: usize,
-    /// `MopUp`: the bare-king rule in MCTS.
-    pub mop_up: bool,
-    /// `MoveChoice`: what the searchless policy maximises.
-    pub move_choice: MoveChoice,
-    /// `SuccessorValue` / 100: the weight of each move's successor value in its Q (searchless).
-    pub successor_weight: f32,
-    /// `SyzygyProbeLimit`: most pieces of a probed position (0: no probing).
-    pub syzygy_probe_limit: usize,
-    /// `Syzygy50MoveRule`.
-    pub syzygy_50_move_rule: bool,
-    /// MCTS parameters (`CPuct`, `CPuctBase`, `FpuReduction`, `PolicyTemperature`,
-    /// `PolicyTopK`, `PolicyUniformMix`, `PolicyHead`, `PolicySoftmaxTemp`, `MinibatchSize`,
-    /// `DrawScore`).
-    pub mcts_params: MctsParams,
-}
-
-impl Settings {
-    /// Which network these settings select.
-    pub fn load_key(&self) -> LoadKey {
-        LoadKey {
-            weights: self.weights_file.clone(),
-            backend: self.backend,
-            threads: self.threads,
-        }
-    }
-}
+pub use crate::settings::Settings;
 
 impl Options {
     /// The typed snapshot.

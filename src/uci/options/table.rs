@@ -4,10 +4,7 @@
 use super::*;
 use crate::search::mcts::defaults as mcts;
 
-/// The ORT thread default: the available cores, at most 2 (leaves a GUI and an opponent room).
-pub fn default_threads(cores: usize) -> i64 {
-    cores.clamp(1, 2) as i64
-}
+pub use crate::settings::default_threads;
 
 /// Every option, in listing order. `cores` bounds `Threads`.
 pub fn declarations(cores: usize) -> Vec<OptionDecl> {

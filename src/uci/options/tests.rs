@@ -45,6 +45,17 @@ fn option_listing() {
 }
 
 #[test]
+fn the_table_defaults_are_the_settings_defaults() {
+    for cores in [1, 2, 4, 64] {
+        assert_eq!(
+            Options::new(cores).settings(),
+            crate::settings::Settings::defaults(cores),
+            "{cores} cores"
+        );
+    }
+}
+
+#[test]
 fn option_setting_and_validation() {
     let mut o = Options::new(2);
     assert!(
