@@ -242,17 +242,20 @@ fn engine_plays_it_over_uci_with_both_choices_and_mcts() {
         .iter()
         .map(|p| (p * 1000.0).round() as u32)
         .collect();
-    let got: Vec<u32> = pv
-        .split_whitespace()
-        .skip_while(|t| *t != "wdl")
-        .skip(1)
-        .take(3)
-        .map(|t| t.parse().unwrap())
-        .collect();
-    assert_eq!(got.iter().sum::<u32>(), 1000, "{pv}");
-    for (g, w) in got.iter().zip(&want) {
-        assert!(g.abs_diff(*w) <= 1, "{pv}: want {want:?}");
-    }
+    let head_wdl = |pv: &str| {
+        let got: Vec<u32> = pv
+            .split_whitespace()
+            .skip_while(|t| *t != "wdl")
+            .skip(1)
+            .take(3)
+            .map(|t| t.parse().unwrap())
+            .collect();
+        assert_eq!(got.iter().sum::<u32>(), 1000, "{pv}");
+        for (g, w) in got.iter().zip(&want) {
+            assert!(g.abs_diff(*w) <= 1, "{pv}: want {want:?}");
+        }
+    };
+    head_wdl(pv);
     // The blend of both heads, as `analyse` ranks it with `MoveChoice::Blend` (successor values at
     // the default weight).
     let mut m = load();
@@ -300,5 +303,13 @@ fn engine_plays_it_over_uci_with_both_choices_and_mcts() {
             .any(|l| field(l, "depth").is_some_and(|d| d.parse::<u32>().unwrap() >= 2)),
         "{lines:#?}"
     );
+    // MCTS with UCI_ShowWDL: the line of the move played reports the WDL head of the root, as
+    // the searchless policy does (not a split of Q, which has no draws).
+    let firsts: Vec<String> = pv_lines(&lines)
+        .into_iter()
+        .filter(|l| field(l, "multipv") == Some("1"))
+        .collect();
+    assert!(!firsts.is_empty(), "{lines:#?}");
+    firsts.iter().for_each(|l| head_wdl(l));
     assert!(e.quit());
 }

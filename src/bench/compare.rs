@@ -21,7 +21,6 @@ use crate::game::Game;
 use crate::model::slot::LoadKey;
 use crate::model::{Evaluator, Model, ModelInfo, Network};
 use crate::search::analysis::successor_capable;
-use crate::search::evaluator::MopUp;
 use std::time::{Duration, Instant};
 
 /// The pause before each block of one net's runs. Each ONNX Runtime session has its own intra-op
@@ -262,14 +261,13 @@ struct MctsTotals {
 
 fn compare_mcts(args: &BenchArgs, a: &mut Model, b: &mut Model, games: &[Game]) -> i32 {
     let params = bench_params(args.minibatch);
-    let (mut net_a, mut net_b) = match (Network::new(a), Network::new(b)) {
-        (Ok(x), Ok(y)) => (x, y),
+    let mut evals = match (Network::new(a), Network::new(b)) {
+        (Ok(x), Ok(y)) => [x, y],
         (Err(e), _) | (_, Err(e)) => {
             eprintln!("glimpse: bench: {e}");
             return 1;
         }
     };
-    let mut evals = [MopUp::new(&mut net_a), MopUp::new(&mut net_b)];
     println!(
         "MCTS: {} playouts per position and net, minibatch {}",
         args.nodes, params.minibatch

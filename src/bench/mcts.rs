@@ -9,9 +9,9 @@
 
 use super::{fnv1a, BenchArgs, POSITIONS};
 use crate::game::Game;
-use crate::model::cache::{Cached, EvalCache};
+use crate::model::cache::EvalCache;
 use crate::model::{Model, Network};
-use crate::search::evaluator::{Evaluator, MopUp};
+use crate::search::evaluator::{with_stack, Evaluator, Layers};
 use crate::search::mcts::{self, Limits, MctsParams, Progress, Tree};
 use std::time::{Duration, Instant};
 
@@ -23,13 +23,14 @@ pub(crate) fn bench_params(minibatch: usize) -> MctsParams {
     }
 }
 
-/// `nodes` playouts from `game` with a fresh tree and a fresh 64 MiB cache over `evaluator`:
-/// wall time, the search's progress and the best move (UCI text, `(none)` without one).
+/// `nodes` playouts from `game` with a fresh tree and the engine's evaluator stack over
+/// `network` ([`with_stack`]: a fresh 64 MiB cache, the bare-king rule as `MopUp` is by
+/// default): wall time, the search's progress and the best move (UCI text, `(none)` without one).
 ///
 /// # Errors
 /// The search stopped on an evaluator error.
 pub(crate) fn one_position(
-    evaluator: &mut dyn Evaluator,
+    network: &mut dyn Evaluator,
     game: &Game,
     params: &MctsParams,
     nodes: u64,
@@ -42,13 +43,15 @@ pub(crate) fn one_position(
         ..Limits::default()
     };
     let t = Instant::now();
-    let (reason, progress) = mcts::search(
-        &mut tree,
-        &mut Cached::new(&mut cache, evaluator),
-        params,
-        &mut limits,
-        &mut |_, _, _| false,
-    );
+    let layers = Layers {
+        cache: Some(&mut cache),
+        mop_up: mcts::defaults::MOP_UP,
+    };
+    let (reason, progress) = with_stack(network, layers, |evaluator| {
+        mcts::search(&mut tree, evaluator, params, &mut limits, &mut |_, _, _| {
+            false
+        })
+    });
     let dt = t.elapsed();
     if let mcts::StopReason::Error(e) = reason {
         return Err(e.to_string());
@@ -69,8 +72,6 @@ pub fn bench_mcts(args: &BenchArgs, model: &mut Model, games: &[Game]) -> i32 {
             return 1;
         }
     };
-    // As the engine plays by default (option MopUp).
-    let mut evaluator = MopUp::new(&mut net);
     let params = bench_params(args.minibatch);
     println!(
         "MCTS: {} playouts per position, minibatch {}, c_puct {}, FPU reduction {}, priors τ {} top-{} ε {}",
@@ -87,9 +88,9 @@ pub fn bench_mcts(args: &BenchArgs, model: &mut Model, games: &[Game]) -> i32 {
         "#", "nodes", "ms", "nodes/s", "depth", "best"
     );
     let (mut playouts, mut total, mut signature) = (0u64, Duration::ZERO, 0xcbf2_9ce4_8422_2325u64);
-    let before = evaluator.stats();
+    let before = net.stats();
     for (i, g) in games.iter().enumerate() {
-        let (dt, progress, best) = match one_position(&mut evaluator, g, &params, args.nodes) {
+        let (dt, progress, best) = match one_position(&mut net, g, &params, args.nodes) {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("glimpse: bench: position {}: {e}", i + 1);
@@ -110,7 +111,7 @@ pub fn bench_mcts(args: &BenchArgs, model: &mut Model, games: &[Game]) -> i32 {
             POSITIONS[i]
         );
     }
-    let after = evaluator.stats();
+    let after = net.stats();
     let runs = after.runs - before.runs;
     let rows = after.rows - before.rows;
     let positions = after.positions - before.positions;

@@ -3,8 +3,8 @@
 //! Layers, as Lc0's backends: a search hands batches of [`EvalRequest`]s to an [`Evaluator`];
 //! [`Network`] is the evaluator over an ONNX Runtime session ([`Model`]), which builds the rows and
 //! reads the outputs through the model's kind ([`crate::model::kinds`]); wrappers add a cache
-//! ([`crate::model::cache::Cached`]), batch splitting ([`crate::model::split::SplitBatches`]) or
-//! a rule ([`crate::search::evaluator::MopUp`]) without the search or the network knowing.
+//! ([`crate::model::cache::Cached`]) or a rule ([`crate::search::evaluator::MopUp`]) without the
+//! search or the network knowing, stacked in one place (`crate::search::evaluator::with_stack`).
 //! Test evaluators (fixed values, recorded batches) stand in for the network in the search tests.
 
 use super::error::ModelError;
@@ -52,7 +52,7 @@ pub struct Evaluated {
 }
 
 /// What an [`Evaluator`] returns for one position: a value per requested move and, from a net
-/// with a policy head, a prior per move.
+/// with the heads, a prior per move and the position's WDL.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Scores {
     /// Q(s, a) per requested move, in [0, 1] (mover's win probability after the move).
@@ -60,12 +60,20 @@ pub struct Scores {
     /// P(a | s) per requested move from the policy head, summing to 1; `None` without one
     /// (MCTS then derives its priors from `q`).
     pub policy: Option<Vec<f32>>,
+    /// The WDL head's `[win, draw, loss]` probabilities for the side to move (Lc0's WDL head);
+    /// `None` for a net without one, and from a layer that does not run the net (the cache,
+    /// the bare-king rule).
+    pub wdl: Option<[f32; 3]>,
 }
 
 impl From<Vec<f32>> for Scores {
-    /// Values without a policy.
+    /// Values without a policy or a WDL.
     fn from(q: Vec<f32>) -> Scores {
-        Scores { q, policy: None }
+        Scores {
+            q,
+            policy: None,
+            wdl: None,
+        }
     }
 }
 
@@ -109,7 +117,30 @@ pub trait Evaluator {
     }
 }
 
+/// What a loaded net can answer, read once from its kind: the record a search checks instead of
+/// asking the kind itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capabilities {
+    /// A value per move (Q); false for behavioural cloning, which MCTS cannot search with.
+    pub value: bool,
+    /// One network row scores every move of a position (BC, MAV); else one row per move.
+    pub one_row_per_position: bool,
+    /// The WDL head: [`Scores::wdl`] per position.
+    pub wdl: bool,
+}
+
 impl Model {
+    /// What this net's kind can answer.
+    pub fn capabilities(&self) -> Capabilities {
+        let kind = self.info().kind;
+        let spec = kind.spec();
+        Capabilities {
+            value: spec.has_value(),
+            one_row_per_position: kind.one_row_per_position(),
+            wdl: spec.extra_outputs().iter().any(|o| o.name == "wdl"),
+        }
+    }
+
     /// Scores the moves of each request with one network run, rows built and outputs read by
     /// the model's kind.
     ///
@@ -128,7 +159,7 @@ impl Model {
     }
 }
 
-/// The network as an [`Evaluator`] (win probabilities only), with counters.
+/// The network as an [`Evaluator`] (values, priors and the WDL head), with counters.
 pub struct Network<'a> {
     model: &'a mut Model,
     stats: EvalStats,
@@ -163,12 +194,15 @@ impl Evaluator for Network<'_> {
         self.stats.runs += 1;
         self.stats.positions += batch.len() as u64;
         self.stats.time += t0.elapsed();
+        let wdl = out.wdl;
         Ok(out
             .values
             .into_iter()
-            .map(|v| Scores {
+            .enumerate()
+            .map(|(i, v)| Scores {
                 q: v.iter().map(|m| m.q).collect(),
                 policy: v.iter().map(|m| m.prior).collect(),
+                wdl: wdl.get(i).copied(),
             })
             .collect())
     }

@@ -162,6 +162,7 @@ impl EvalCache {
         Some(Scores {
             q: self.arena[start..start + n].to_vec(),
             policy: (s.flags & POLICY != 0).then(|| self.arena[start + n..start + 2 * n].to_vec()),
+            wdl: None,
         })
     }
 
@@ -219,7 +220,8 @@ impl EvalCache {
 }
 
 /// An [`Evaluator`] that answers [`Evaluator::probe`] from the cache and stores every result the
-/// inner evaluator returns under the request's `hash`.
+/// inner evaluator returns under the request's `hash` (values and priors; not the WDL, which only
+/// the root's info line reads: MCTS asks for it again when it needs it).
 pub struct Cached<'a> {
     cache: &'a mut EvalCache,
     inner: &'a mut dyn Evaluator,
@@ -263,7 +265,11 @@ mod tests {
             .map(|i| ((seed + i as u64) % 97) as f32 / 97.0)
             .collect();
         let p = policy.then(|| q.iter().map(|v| 1.0 - v).collect());
-        Scores { q, policy: p }
+        Scores {
+            q,
+            policy: p,
+            wdl: None,
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! - [`trt_profile`]: the TensorRT optimisation profile that covers every input shape the engine sends.
 //! - [`kinds`]: one file per model kind (rows in, values out) and the registry by `glimpse.kind`.
 //! - [`backend`]: the [`Evaluator`] interface both searches call, and [`Network`] over a session.
-//! - [`cache`], [`split`]: wrappers around an evaluator (result cache, batch splitting).
+//! - [`cache`]: the result cache and its evaluator wrapper.
 //! - [`precision`]: the weights' precision (`glimpse.precision`: fp32, fp16, int8).
 //! - [`slot`]: which network is loaded, loading and warm-up, shared by engine and search.
 //! - [`cost`]: measured run costs (one row, per row in a batch) for time planning.
@@ -26,12 +26,13 @@ pub mod precision;
 pub mod runtime;
 pub mod session;
 pub mod slot;
-pub mod split;
 pub mod tokenizer;
 pub mod trt_cache;
 pub mod trt_profile;
 
-pub use backend::{EvalRequest, EvalStats, Evaluated, Evaluator, MoveValue, Network, Scores};
+pub use backend::{
+    Capabilities, EvalRequest, EvalStats, Evaluated, Evaluator, MoveValue, Network, Scores,
+};
 pub use error::{InferenceError, InputError, ModelError};
 pub use kinds::ModelKind;
 pub use precision::Precision;

@@ -1,14 +1,15 @@
 //! MCTS as a [`Search`](crate::search::Search) algorithm: keeps the tree and the evaluation cache
-//! between moves, stacks the evaluator layers (cache → bare-king rule → network), turns `stop`,
+//! between moves, searches through the evaluator stack (cache → bare-king rule → network,
+//! [`with_stack`]), turns `stop`,
 //! `ponderhit` and the soft deadline into the playout loop's limits, and reports typed info
 //! lines every [`INFO_INTERVAL`].
 
-use super::{playout, Limits, Progress, Proven, RootLine, StopReason, Tree};
+use super::{playout, position_hash, Limits, Progress, Proven, RootLine, StopReason, Tree};
 use crate::game::Game;
-use crate::model::cache::{Cached, EvalCache};
-use crate::model::{Evaluator, LoadKey, Network, NetworkSlot};
+use crate::model::cache::EvalCache;
+use crate::model::{EvalRequest, Evaluator, LoadKey, Network, NetworkSlot};
 use crate::search::control::Control;
-use crate::search::evaluator::MopUp;
+use crate::search::evaluator::{with_stack, Layers};
 use crate::search::report::{BestMove, Info};
 use crate::search::runner::{Algorithm, Outcome, SearchError};
 use crate::search::searchless::Searchless;
@@ -24,8 +25,10 @@ pub const INFO_INTERVAL: Duration = Duration::from_millis(1000);
 
 /// The `info` lines for an MCTS tree: one per MultiPV entry, ranked by the root move order
 /// ([`Tree::lines`]); `score mate N` when the line is proven, else the tablebase score when the
-/// root is in the tables (`root_tb`), else cp from Q. `tbhits` is written when the tree probes
-/// tables.
+/// root is in the tables (`root_tb`), else cp from Q. With `UCI_ShowWDL` the first line (the
+/// move to play) reports the root's WDL head ([`Tree::root_wdl`]) unless it is a mate, as the
+/// searchless policy does; other lines, and a net without the head, split their Q. `tbhits` is
+/// written when the tree probes tables.
 pub fn info_lines(
     tree: &Tree,
     game: &Game,
@@ -43,12 +46,15 @@ pub fn info_lines(
         .iter()
         .enumerate()
         .map(|(rank, line)| {
+            let head = tree
+                .root_wdl()
+                .filter(|_| rank == 0 && line.mate().is_none());
             let (score, wdl) = line_score(
                 &line.mv,
                 line.mate(),
                 line.value(),
                 root_tb,
-                None,
+                head,
                 settings.show_wdl,
             );
             Info {
@@ -138,6 +144,7 @@ impl Algorithm for Mcts {
         sink: &SearchSink,
     ) -> Result<Outcome, SearchError> {
         let model = net.model().ok_or(SearchError::NoNetwork)?;
+        let head_wdl = req.settings.show_wdl && model.capabilities().wdl;
         let mut network = match Network::new(model) {
             Ok(e) => e,
             Err(e) => {
@@ -146,15 +153,8 @@ impl Algorithm for Mcts {
             }
         };
         let settings = &req.settings;
-        let mut mop_up = MopUp::new(&mut network);
-        let rules: &mut dyn Evaluator = if settings.mop_up {
-            &mut mop_up
-        } else {
-            mop_up.into_inner()
-        };
         self.prepare(settings, &req.key, sink);
         let mut tree = self.root_tree(req);
-        let mut evaluator = Cached::new(&mut self.cache, rules);
         // Tablebase root: search only the moves that keep the best WDL (and DTZ progress).
         let root_tb = crate::search::tablebase_root(req, sink);
         let mut limits = Limits {
@@ -166,14 +166,27 @@ impl Algorithm for Mcts {
                 .as_ref()
                 .map_or_else(|| req.searchmoves.clone(), RootProbe::keep),
         };
-        let (reason, progress) = run_playouts(
-            &mut tree,
-            &mut evaluator,
-            req,
-            (ctl, sink),
-            &mut limits,
-            root_tb.as_ref(),
-        );
+        let layers = Layers {
+            cache: Some(&mut self.cache),
+            mop_up: settings.mop_up,
+        };
+        let (reason, progress) = with_stack(&mut network, layers, |evaluator| {
+            if head_wdl {
+                root_wdl(&mut tree, evaluator);
+            }
+            let run = run_playouts(
+                &mut tree,
+                evaluator,
+                req,
+                (ctl, sink),
+                &mut limits,
+                root_tb.as_ref(),
+            );
+            if head_wdl {
+                root_wdl(&mut tree, evaluator);
+            }
+            run
+        });
         if let StopReason::Error(e) = &reason {
             sink.error(&format!("network evaluation failed during MCTS: {e}"));
         }
@@ -242,6 +255,24 @@ impl Mcts {
         };
         tree.use_tablebase(req.tablebase.clone());
         tree
+    }
+}
+
+/// Gives an evaluated root its WDL head when the tree lacks it (a root reused from the last
+/// search, or answered from the cache, which keeps no WDL): one evaluation of the root through
+/// the stack. Nothing for a root not yet evaluated (its expansion brings the head).
+pub(super) fn root_wdl(tree: &mut Tree, evaluator: &mut dyn Evaluator) {
+    if tree.root_wdl.is_some() || !tree.root().expanded {
+        return;
+    }
+    let pos = tree.root_position().clone();
+    let moves: Vec<Move> = shakmaty::Position::legal_moves(&pos).into_iter().collect();
+    if moves.is_empty() {
+        return;
+    }
+    let hash = position_hash(&pos);
+    if let Ok(scores) = evaluator.evaluate(&[EvalRequest { pos, moves, hash }]) {
+        tree.root_wdl = scores.first().and_then(|s| s.wdl);
     }
 }
 

@@ -37,13 +37,15 @@
 //! Values are win probabilities in [0, 1] throughout (0.5 = draw).
 
 mod driver;
+mod line;
 mod playout;
 mod tree;
 
 pub use crate::model::cache::EvalCache;
 pub use driver::{info_lines, Mcts, INFO_INTERVAL};
+pub use line::RootLine;
 pub use playout::{search, Limits, Progress, StopReason};
-pub use tree::{RootLine, Tree, MAX_NODES};
+pub use tree::{Tree, MAX_NODES};
 
 use shakmaty::zobrist::Zobrist64;
 use shakmaty::{Chess, EnPassantMode, Move, Position};

@@ -1,9 +1,11 @@
 //! MCTS tests with fake evaluators (no network): PUCT arithmetic, priors, backup signs, terminal
 //! scoring, repetition in the tree and solver proofs (mate in 1, 2, 3) here; the playout loop
-//! (batching, reuse, cache, stopping) in `tests/playouts.rs`, tablebases in `tests/tablebase.rs`.
+//! (batching, reuse, cache, stopping) in `tests/playouts.rs`, tablebases in `tests/tablebase.rs`,
+//! the WDL head in the info lines in `tests/wdl.rs`.
 
 mod playouts;
 mod tablebase;
+mod wdl;
 
 use super::*;
 use crate::game::Game;
@@ -187,6 +189,7 @@ impl Evaluator for PolicyEval {
                 Scores {
                     q: vec![0.5; n],
                     policy: Some(policy),
+                    wdl: None,
                 }
             })
             .collect())
@@ -237,6 +240,7 @@ impl Evaluator for PriorAgainstQ {
                 Scores {
                     q,
                     policy: Some(policy),
+                    wdl: None,
                 }
             })
             .collect())

@@ -3,7 +3,8 @@
 //! principal variations.
 
 use super::{
-    c_puct, head_priors, position_hash, priors, puct_score, MctsParams, Node, Proven, NONE,
+    c_puct, head_priors, position_hash, priors, puct_score, MctsParams, Node, Proven, RootLine,
+    NONE,
 };
 use crate::game::{python_fen, Game};
 use crate::search::evaluator::Scores;
@@ -27,6 +28,9 @@ pub struct Tree {
     pub(super) tablebase: Option<Probe>,
     /// Tablebase probes that answered since [`Tree::use_tablebase`] (UCI `tbhits`).
     pub(super) tb_hits: u64,
+    /// The WDL head's `[win, draw, loss]` at the root, side to move, when the root's
+    /// evaluation carried one ([`Tree::root_wdl`]).
+    pub(super) root_wdl: Option<[f32; 3]>,
 }
 
 /// Most nodes a tree may hold (56 bytes each, so about 560 MB; a child is a node, so this is
@@ -52,6 +56,7 @@ impl Tree {
             draw_score: 0.0,
             tablebase: None,
             tb_hits: 0,
+            root_wdl: None,
         }
     }
 
@@ -144,6 +149,7 @@ impl Tree {
         }
         if at != 0 {
             self.nodes = self.copy_subtree(at);
+            self.root_wdl = None;
         }
         let fresh = Tree::new(game);
         self.root_pos = fresh.root_pos;
@@ -208,6 +214,13 @@ impl Tree {
     /// The root node.
     pub fn root(&self) -> &Node {
         &self.nodes[0]
+    }
+
+    /// The WDL head's `[win, draw, loss]` for the side to move at the root, from the root's
+    /// evaluation in this tree (`None`: a net without the head, a root answered by the cache or
+    /// the rule, or a root reused from an earlier search, whose evaluation the tree did not see).
+    pub fn root_wdl(&self) -> Option<[f32; 3]> {
+        self.root_wdl
     }
 
     /// The root position.
@@ -302,6 +315,9 @@ impl Tree {
         n.first_child = first;
         n.num_children = count;
         n.expanded = true;
+        if idx == 0 {
+            self.root_wdl = scores.wdl;
+        }
         q.iter().copied().fold(0.0, f32::max)
     }
 
@@ -541,43 +557,6 @@ impl Tree {
                 }
             })
             .collect()
-    }
-}
-
-/// One root move as reported: visits, Q for the side to move at the root, proof of the child
-/// position (its side to move's view) and the principal variation starting with the move.
-#[derive(Debug, Clone)]
-pub struct RootLine {
-    /// The root move.
-    pub mv: Move,
-    /// Completed visits N(root, mv).
-    pub visits: u32,
-    /// Q(root, mv) ∈ [0, 1] for the side to move at the root (the network's Q before a visit).
-    pub q: f64,
-    /// Proof of the position after the move, from the opponent's point of view.
-    pub proven: Proven,
-    /// Moves from the root, starting with `mv`.
-    pub pv: Vec<Move>,
-}
-
-impl RootLine {
-    /// `score mate N` moves for the side to move at the root (positive: it mates), when proven.
-    pub fn mate(&self) -> Option<i32> {
-        match self.proven {
-            Proven::Loss(p) => Some((i32::from(p) + 2) / 2),
-            Proven::Win(p) => Some(-((i32::from(p) + 1) / 2)),
-            _ => None,
-        }
-    }
-
-    /// Value for the side to move at the root (exact when proven).
-    pub fn value(&self) -> f64 {
-        match self.proven {
-            Proven::Loss(_) => 1.0,
-            Proven::Win(_) => 0.0,
-            Proven::Draw => 0.5,
-            Proven::Unknown => self.q,
-        }
     }
 }
 
