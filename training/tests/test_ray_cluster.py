@@ -32,10 +32,15 @@ def _positions(n: int) -> list[str]:
     return out
 
 
+PAUSE, RUNNING = 2.0, 1.5
+"""Seconds an attempt waits before it labels; an attempt whose mark is younger than ``RUNNING`` has not
+returned (a mark with no result yet is not enough: the result may be on its way to the driver)."""
+
+
 def _label_counting_attempts(chunk, scheme, stockfish, marks):
     """``raylabel.label_chunk`` on ``chunk = (index, fens)``, leaving one file per attempt in ``marks``
-    named after the chunk and the node that runs it; the attempt waits a second first, so a chunk whose
-    mark is there and whose result is not is still running when the test kills its node."""
+    named after the chunk and the node that runs it; the attempt then waits ``PAUSE`` seconds, so an
+    attempt whose mark is younger than ``RUNNING`` is still running when the test kills its node."""
     import uuid
 
     import ray
@@ -43,7 +48,7 @@ def _label_counting_attempts(chunk, scheme, stockfish, marks):
     index, fens = chunk
     node = ray.get_runtime_context().get_node_id()
     open(os.path.join(marks, f"chunk{index:03d}-{node}-{uuid.uuid4().hex}"), "w").close()
-    time.sleep(1.0)
+    time.sleep(PAUSE)
     return raylabel.label_chunk(fens, scheme, stockfish, 0)
 
 
@@ -73,17 +78,15 @@ def test_a_lost_node_costs_no_position_and_no_duplicate(tmp_path, monkeypatch):
         assert ray.cluster_resources().get("CPU") == 3, "head and two worker nodes, 1 CPU each"
         driver = ray._private.worker.global_worker.node._raylet_socket_name
         candidates = {n.node_id: n for n in workers if n._raylet_socket_name != driver}
-        chunk_of = {f: i for i, fs in chunks for f in fs}
 
         def on_result(r):
             results.append(r)
             if len(results) < 3 or killed:
                 return
             # Kill a worker node (not the driver's) while it runs a chunk: raylet and workers, no warning.
-            done = {chunk_of[f] for res in results for f, _ in res["records"]}
             for mark in os.listdir(marks):
-                index, node = int(mark[5:8]), mark[9:].split("-")[0]  # chunkNNN-<node id>-<uuid>
-                if index not in done and node in candidates:
+                node = mark[9:].split("-")[0]  # chunkNNN-<node id>-<uuid>
+                if node in candidates and time.time() - os.path.getmtime(marks / mark) < RUNNING:
                     cluster.remove_node(candidates[node], allow_graceful=False)
                     killed.append(time.time())
                     return
