@@ -32,8 +32,9 @@ campaign-adopt: $(VENV_STAMP)
 test-campaign: $(VENV_STAMP)
 	cd training && GLIMPSE_SHARED=$(ABS_TEST_SHARED) RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO=0 ../$(PY) -m pytest tests/test_campaign.py tests/test_campaign_config.py tests/test_labelling.py tests/test_canon.py tests/test_remote.py
 
-# Labelling on a real two-node Ray cluster on this machine, the second node killed mid-phase: every position
-# labelled once, the store consistent (training/tests/test_ray_cluster.py; about a minute).
+# Labelling on a real three-node Ray cluster on this machine, a worker node killed mid-phase: every position
+# labelled once, the store consistent; and local labelling beside a running cluster starts its own Ray
+# (training/tests/test_ray_cluster.py; about a minute).
 .PHONY: test-ray-cluster
 test-ray-cluster: $(VENV_STAMP)
 	cd training && GLIMPSE_SHARED=$(ABS_TEST_SHARED) RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO=0 ../$(PY) -m pytest tests/test_ray_cluster.py

@@ -215,7 +215,8 @@ def ray_init(workers: int, log=print) -> None:
         # Local workers import this package from the driver's folder.
         here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         os.environ["PYTHONPATH"] = here + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else "")
-        ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False,
+        # address="local": a new Ray of its own, never one that another process (a test's cluster) started.
+        ray.init(address="local", num_cpus=workers, include_dashboard=False, log_to_driver=False,
                  object_store_memory=200 * 1024 * 1024, configure_logging=False)
         log(f"ray: local, {workers} CPUs")
 

@@ -117,5 +117,23 @@ def test_a_lost_node_costs_no_position_and_no_duplicate(tmp_path, monkeypatch):
     assert len(labelstore.known_keys(reopened.files())) == len(fens)
 
 
+
+def test_local_labelling_starts_its_own_ray_beside_a_running_cluster(monkeypatch):
+    """Without ``RAY_ADDRESS`` the labeller starts a Ray of its own even when another process's cluster is
+    up (``ray.init()`` would join that one and refuse ``num_cpus``, stopping a running campaign)."""
+    pytest.importorskip("ray")
+    import ray
+    from ray.cluster_utils import Cluster
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setenv("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")
+    other = Cluster(initialize_head=True, head_node_args={"num_cpus": 3, "include_dashboard": False})
+    try:
+        raylabel.ray_init(1, log=lambda *_: None)
+        assert ray.cluster_resources().get("CPU") == 1, "its own 1-CPU Ray, not the 3-CPU cluster"
+    finally:
+        raylabel.ray_shutdown()
+        other.shutdown()
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
