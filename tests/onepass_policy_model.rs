@@ -199,7 +199,7 @@ fn the_evaluator_hands_mcts_the_priors() {
     let game = Game::from_fen(reference()[0]["fen"].as_str().unwrap(), false).unwrap();
     let pos = game.position().clone();
     let moves = game.legal_moves();
-    let mut net = Network::new(&mut m).unwrap();
+    let mut net = Network::new(&mut m);
     let out = net
         .evaluate(&[EvalRequest {
             pos,

@@ -65,7 +65,7 @@ pub(crate) fn one_position(
 
 /// Runs the MCTS bench; returns the process exit code.
 pub fn bench_mcts(args: &BenchArgs, model: &mut Model, games: &[Game]) -> i32 {
-    let mut net = match Network::new(model) {
+    let mut net = match Network::for_values(model) {
         Ok(e) => e,
         Err(e) => {
             eprintln!("glimpse: bench: {e}");

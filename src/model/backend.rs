@@ -64,15 +64,20 @@ pub struct Scores {
     /// `None` for a net without one, and from a layer that does not run the net (the cache,
     /// the bare-king rule).
     pub wdl: Option<[f32; 3]>,
+    /// The most likely bucket per requested move (mover's point of view; 0 for a policy
+    /// kind); empty from a layer that does not run the net.
+    pub modes: Vec<usize>,
+    /// Network rows this position took (one for a one-row kind, else one per move); 0 from a
+    /// layer that does not run the net.
+    pub rows: usize,
 }
 
 impl From<Vec<f32>> for Scores {
-    /// Values without a policy or a WDL.
+    /// Values without a policy or a WDL, from no network row.
     fn from(q: Vec<f32>) -> Scores {
         Scores {
             q,
-            policy: None,
-            wdl: None,
+            ..Scores::default()
         }
     }
 }
@@ -159,27 +164,40 @@ impl Model {
     }
 }
 
-/// The network as an [`Evaluator`] (values, priors and the WDL head), with counters.
+/// The network as an [`Evaluator`] (values, priors, bucket modes and the WDL head), with
+/// counters: the only way from the engine to [`Model::evaluate`].
 pub struct Network<'a> {
     model: &'a mut Model,
+    capabilities: Capabilities,
     stats: EvalStats,
 }
 
 impl<'a> Network<'a> {
+    /// Wraps a loaded model (any kind: the searchless policy plays a policy kind too).
+    pub fn new(model: &'a mut Model) -> Network<'a> {
+        Network {
+            capabilities: model.capabilities(),
+            model,
+            stats: EvalStats::default(),
+        }
+    }
+
     /// Wraps a loaded model for a search that needs values.
     ///
     /// # Errors
     /// [`ModelError::NoValue`] for a kind without a value (behavioural cloning: it cannot
     /// score a node; Ruoss et al. 2024, 2.2).
-    pub fn new(model: &'a mut Model) -> Result<Network<'a>, ModelError> {
+    pub fn for_values(model: &'a mut Model) -> Result<Network<'a>, ModelError> {
         let kind = model.info().kind;
         if !kind.spec().has_value() {
             return Err(ModelError::NoValue { kind });
         }
-        Ok(Network {
-            model,
-            stats: EvalStats::default(),
-        })
+        Ok(Network::new(model))
+    }
+
+    /// What the wrapped net can answer.
+    pub fn capabilities(&self) -> Capabilities {
+        self.capabilities
     }
 }
 
@@ -194,15 +212,18 @@ impl Evaluator for Network<'_> {
         self.stats.runs += 1;
         self.stats.positions += batch.len() as u64;
         self.stats.time += t0.elapsed();
-        let wdl = out.wdl;
+        let (wdl, one_row) = (out.wdl, self.capabilities.one_row_per_position);
         Ok(out
             .values
             .into_iter()
+            .zip(batch)
             .enumerate()
-            .map(|(i, v)| Scores {
+            .map(|(i, (v, r))| Scores {
                 q: v.iter().map(|m| m.q).collect(),
                 policy: v.iter().map(|m| m.prior).collect(),
                 wdl: wdl.get(i).copied(),
+                modes: v.iter().map(|m| m.mode).collect(),
+                rows: if one_row { 1 } else { r.moves.len() },
             })
             .collect())
     }

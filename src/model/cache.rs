@@ -162,7 +162,7 @@ impl EvalCache {
         Some(Scores {
             q: self.arena[start..start + n].to_vec(),
             policy: (s.flags & POLICY != 0).then(|| self.arena[start + n..start + 2 * n].to_vec()),
-            wdl: None,
+            ..Scores::default()
         })
     }
 
@@ -268,7 +268,7 @@ mod tests {
         Scores {
             q,
             policy: p,
-            wdl: None,
+            ..Scores::default()
         }
     }
 

@@ -7,10 +7,15 @@
 //! move from one network row. How rows are built and outputs read is the model kind's business
 //! ([`crate::model::kinds`]); this file only orders the moves and applies the rules: a move
 //! allowing a threefold claim or making a fivefold repetition gets 0.5, a mate in one gets 1.0.
+//! The network is reached through the evaluator stack ([`with_stack`]), as MCTS reaches it.
 
+use super::evaluator::{with_stack, Layers};
 use crate::game::{standard_uci, Game};
 use crate::model::actions::uci_to_action;
-use crate::model::{EvalRequest, InferenceError, InputError, Model, ModelError};
+use crate::model::{
+    Capabilities, EvalRequest, Evaluator, InferenceError, InputError, Model, ModelError, Network,
+    Scores,
+};
 use shakmaty::{Move, Position};
 
 /// Win probability given to a move after which the game would be a repetition draw.
@@ -191,8 +196,12 @@ pub fn successor_weight(percent: i64) -> f32 {
 /// Whether a net of this kind can give successor values: one row per position (the whole
 /// successor batch costs one row per move) and a value per move.
 pub fn successor_capable(model: &Model) -> bool {
-    let kind = model.info().kind;
-    kind.one_row_per_position() && kind.spec().has_value()
+    successors(model.capabilities())
+}
+
+/// [`successor_capable`] from a net's capability record.
+fn successors(caps: Capabilities) -> bool {
+    caps.one_row_per_position && caps.value
 }
 
 /// The legal moves (those of `searchmoves` when it names any) with their action ids, in
@@ -263,6 +272,25 @@ pub fn analyse_with(
     searchmoves: &[Move],
     successor_weight: f32,
 ) -> Result<Analysis, ModelError> {
+    let mut network = Network::new(model);
+    let caps = network.capabilities();
+    with_stack(&mut network, Layers::none(), |evaluator| {
+        analyse_on(evaluator, caps, game, searchmoves, successor_weight)
+    })
+}
+
+/// [`analyse_with`] on an evaluator (the network's stack, or a test evaluator) for a net that
+/// can answer `caps`.
+///
+/// # Errors
+/// The evaluator's failure, or too few scores.
+pub fn analyse_on(
+    evaluator: &mut dyn Evaluator,
+    caps: Capabilities,
+    game: &Game,
+    searchmoves: &[Move],
+    successor_weight: f32,
+) -> Result<Analysis, ModelError> {
     let pos = game.position();
     let scored = root_moves(game, searchmoves)?;
     if scored.is_empty() {
@@ -276,33 +304,38 @@ pub fn analyse_with(
     }];
     // Per move: the successor's value for the mover when the rules give it, or its row in `batch`.
     let weight = successor_weight.clamp(0.0, 1.0);
-    let successor = if weight > 0.0 && successor_capable(model) {
+    let successor = if weight > 0.0 && successors(caps) {
         successor_rows(&ordered, &mut batch)
     } else {
         vec![Successor::None; ordered.len()]
     };
-    let out = model.evaluate(&batch)?;
-    let wdl = out.wdl.first().copied();
-    if out.values.len() != batch.len() {
+    let out = evaluator.evaluate(&batch)?;
+    if out.len() != batch.len() {
         return Err(InferenceError::TooFewValues.into());
     }
     let successor_value = |s: &Successor| match *s {
         Successor::None => None,
         Successor::Known(v) => Some(v),
-        Successor::Row(r) => out.values[r]
+        Successor::Row(r) => out[r]
+            .q
             .iter()
-            .map(|m| m.q)
+            .copied()
             .reduce(f32::max)
             .map(|best| 1.0 - best),
     };
     let mixed: Vec<Option<f32>> = successor.iter().map(successor_value).collect();
-    let values = out
-        .values
+    let root: &Scores = out
         .first()
-        .cloned()
-        .filter(|v| v.len() == ordered.len())
+        .filter(|s| s.q.len() == ordered.len())
         .ok_or(InferenceError::TooFewValues)?;
-    let repetition = if model.info().kind.spec().has_value() {
+    let values = (0..ordered.len()).map(|i| {
+        (
+            root.q[i],
+            root.modes.get(i).copied().unwrap_or(0),
+            root.policy.as_ref().and_then(|p| p.get(i).copied()),
+        )
+    });
+    let repetition = if caps.value {
         game.moves_allowing_repetition(&ordered)
     } else {
         vec![false; ordered.len()]
@@ -312,7 +345,7 @@ pub fn analyse_with(
         .zip(values)
         .zip(repetition)
         .zip(mixed)
-        .map(|((((action, mv), value), rep), after)| {
+        .map(|((((action, mv), (q, mode, prior)), rep), after)| {
             let mut child = pos.clone();
             child.play_unchecked(*mv);
             let win_prob = if child.is_checkmate() {
@@ -320,27 +353,27 @@ pub fn analyse_with(
             } else if rep {
                 REPETITION_VALUE
             } else if let Some(v) = after {
-                (1.0 - weight) * value.q + weight * v
+                (1.0 - weight) * q + weight * v
             } else {
-                value.q
+                q
             };
             MoveScore {
                 mv: *mv,
                 uci: game.move_to_uci(mv),
                 action: *action,
                 win_prob,
-                raw_win_prob: value.q,
-                bucket_mode: value.mode,
-                policy: value.prior,
+                raw_win_prob: q,
+                bucket_mode: mode,
+                policy: prior,
                 repetition: rep,
             }
         })
         .collect();
     Ok(Analysis {
         moves,
-        evals: out.rows,
+        evals: out.iter().map(|s| s.rows).sum(),
         choice: MoveChoice::Q,
-        wdl,
+        wdl: root.wdl,
         draw_shift: 0.0,
     })
 }

@@ -1,4 +1,5 @@
-//! Tests of the move choice over an analysis (no network).
+//! Tests of the move choice over an analysis, and of the analysis on a fake evaluator (no
+//! network).
 
 use super::*;
 use shakmaty::{Role, Square};
@@ -202,4 +203,87 @@ fn draw_score_steers_repetitions_in_both_move_choices() {
     // DrawScore +20: under Q the draw (0.6) now beats every move.
     a.draw_shift = 0.1;
     assert_eq!(a.best(), Some(1));
+}
+
+/// A one-pass net without a network: Q = 0.4 for every move of the root (0.9 for its last move)
+/// and 0.8 for every reply in a successor position, bucket mode = the move's index, a uniform
+/// policy and a WDL head; one row per position. Records the batch sizes.
+#[derive(Default)]
+struct OnePass(Vec<usize>);
+
+impl Evaluator for OnePass {
+    fn evaluate(&mut self, batch: &[EvalRequest]) -> Result<Vec<Scores>, ModelError> {
+        self.0.push(batch.len());
+        Ok(batch
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let n = r.moves.len();
+                let mut q = vec![if i == 0 { 0.4 } else { 0.8 }; n];
+                if i == 0 {
+                    q[n - 1] = 0.9;
+                }
+                Scores {
+                    q,
+                    policy: Some(vec![1.0 / n as f32; n]),
+                    wdl: Some([0.5, 0.25, 0.25]),
+                    modes: (0..n).collect(),
+                    rows: 1,
+                }
+            })
+            .collect())
+    }
+    fn stats(&self) -> crate::model::EvalStats {
+        crate::model::EvalStats::default()
+    }
+}
+
+const ONE_PASS: Capabilities = Capabilities {
+    value: true,
+    one_row_per_position: true,
+    wdl: true,
+};
+
+#[test]
+fn the_analysis_reads_every_head_from_the_evaluator() {
+    let mut net = OnePass::default();
+    let g = Game::startpos();
+    let a = analyse_on(&mut net, ONE_PASS, &g, &[], 0.0).unwrap();
+    assert_eq!(net.0, vec![1], "one position, no successors");
+    assert_eq!((a.moves.len(), a.evals), (20, 1));
+    assert_eq!(a.wdl, Some([0.5, 0.25, 0.25]));
+    assert!(a.moves.iter().all(|m| m.policy == Some(0.05)));
+    assert_eq!(a.moves[7].bucket_mode, 7, "modes in action order");
+    assert_eq!(a.moves[a.best().unwrap()].win_prob, 0.9);
+    // A mate in one gets 1.0 whatever the net says.
+    let mate = Game::from_fen("6k1/5ppp/8/8/8/1q6/5PPP/3R2K1 w - - 0 1", false).unwrap();
+    let a = analyse_on(&mut net, ONE_PASS, &mate, &[], 0.0).unwrap();
+    assert_eq!(a.moves[a.best().unwrap()].uci, "d1d8");
+    assert_eq!(a.moves[a.best().unwrap()].win_prob, 1.0);
+}
+
+#[test]
+fn successor_values_come_from_the_same_evaluator_call() {
+    let mut net = OnePass::default();
+    let g = Game::startpos();
+    let a = analyse_on(&mut net, ONE_PASS, &g, &[], 0.5).unwrap();
+    assert_eq!(
+        net.0,
+        vec![21],
+        "the root and its 20 successors in one call"
+    );
+    assert_eq!(a.evals, 21);
+    // Q' = 0.5 · Q + 0.5 · (1 − 0.8).
+    assert!(a
+        .moves
+        .iter()
+        .all(|m| (m.win_prob - (0.5 * m.raw_win_prob + 0.1)).abs() < 1e-6));
+    // A net without a value (a policy kind) gets no successors and no repetition rule.
+    let policy_only = Capabilities {
+        value: false,
+        ..ONE_PASS
+    };
+    let a = analyse_on(&mut net, policy_only, &g, &[], 0.5).unwrap();
+    assert_eq!(net.0, vec![21, 1]);
+    assert_eq!(a.evals, 1);
 }

@@ -145,7 +145,7 @@ impl Algorithm for Mcts {
     ) -> Result<Outcome, SearchError> {
         let model = net.model().ok_or(SearchError::NoNetwork)?;
         let head_wdl = req.settings.show_wdl && model.capabilities().wdl;
-        let mut network = match Network::new(model) {
+        let mut network = match Network::for_values(model) {
             Ok(e) => e,
             Err(e) => {
                 sink.error(&format!("SearchMode mcts refused: {e}"));

@@ -189,7 +189,7 @@ impl Evaluator for PolicyEval {
                 Scores {
                     q: vec![0.5; n],
                     policy: Some(policy),
-                    wdl: None,
+                    ..Scores::default()
                 }
             })
             .collect())
@@ -240,7 +240,7 @@ impl Evaluator for PriorAgainstQ {
                 Scores {
                     q,
                     policy: Some(policy),
-                    wdl: None,
+                    ..Scores::default()
                 }
             })
             .collect())
