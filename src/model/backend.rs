@@ -8,6 +8,7 @@
 //! Test evaluators (fixed values, recorded batches) stand in for the network in the search tests.
 
 use super::error::ModelError;
+use super::kinds::ModelKind;
 use super::session::Model;
 use shakmaty::{Chess, Move};
 use std::time::{Duration, Instant};
@@ -126,6 +127,8 @@ pub trait Evaluator {
 /// asking the kind itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Capabilities {
+    /// The kind (`glimpse.kind`).
+    pub kind: ModelKind,
     /// A value per move (Q); false for behavioural cloning, which MCTS cannot search with.
     pub value: bool,
     /// One network row scores every move of a position (BC, MAV); else one row per move.
@@ -140,6 +143,7 @@ impl Model {
         let kind = self.info().kind;
         let spec = kind.spec();
         Capabilities {
+            kind,
             value: spec.has_value(),
             one_row_per_position: kind.one_row_per_position(),
             wdl: spec.extra_outputs().iter().any(|o| o.name == "wdl"),

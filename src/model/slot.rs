@@ -118,26 +118,16 @@ impl NetworkSlot {
         self.model.as_mut()
     }
 
+    /// The loaded model and its measured run costs (a search reads and updates both), if any.
+    pub fn parts(&mut self) -> Option<(&mut Model, &mut RowCost)> {
+        let cost = &mut self.cost;
+        self.model.as_mut().map(|m| (m, cost))
+    }
+
     /// Whether the model for `key` is loaded, or failed to load (then [`NetworkSlot::ensure`]
     /// returns at once either way).
     pub fn settled(&self, key: &LoadKey) -> bool {
         self.loaded.as_ref() == Some(key) || self.failed.as_ref() == Some(key)
-    }
-
-    /// Measured milliseconds per network row for sizing batches ([`RowCost::per_row_ms`]), if
-    /// known.
-    pub fn row_ms(&self) -> Option<f64> {
-        self.cost.per_row_ms()
-    }
-
-    /// Estimated milliseconds for one run of `rows` rows ([`RowCost::estimate_ms`]), if known.
-    pub fn estimate_ms(&self, rows: usize) -> Option<f64> {
-        self.cost.estimate_ms(rows)
-    }
-
-    /// Folds a run of `rows` rows that took `ms` milliseconds into the costs ([`RowCost::record`]).
-    pub fn record_rows(&mut self, ms: f64, rows: usize) {
-        self.cost.record(ms, rows);
     }
 
     /// Loads and warms up the model for `key` unless it is loaded or already failed to load;

@@ -238,17 +238,20 @@ impl Evaluator for OnePass {
     }
 }
 
-const ONE_PASS: Capabilities = Capabilities {
-    value: true,
-    one_row_per_position: true,
-    wdl: true,
-};
+fn one_pass() -> Capabilities {
+    Capabilities {
+        kind: crate::model::ModelKind::from_metadata("multi_action_value_policy").unwrap(),
+        value: true,
+        one_row_per_position: true,
+        wdl: true,
+    }
+}
 
 #[test]
 fn the_analysis_reads_every_head_from_the_evaluator() {
     let mut net = OnePass::default();
     let g = Game::startpos();
-    let a = analyse_on(&mut net, ONE_PASS, &g, &[], 0.0).unwrap();
+    let a = analyse_on(&mut net, one_pass(), &g, &[], 0.0).unwrap();
     assert_eq!(net.0, vec![1], "one position, no successors");
     assert_eq!((a.moves.len(), a.evals), (20, 1));
     assert_eq!(a.wdl, Some([0.5, 0.25, 0.25]));
@@ -257,7 +260,7 @@ fn the_analysis_reads_every_head_from_the_evaluator() {
     assert_eq!(a.moves[a.best().unwrap()].win_prob, 0.9);
     // A mate in one gets 1.0 whatever the net says.
     let mate = Game::from_fen("6k1/5ppp/8/8/8/1q6/5PPP/3R2K1 w - - 0 1", false).unwrap();
-    let a = analyse_on(&mut net, ONE_PASS, &mate, &[], 0.0).unwrap();
+    let a = analyse_on(&mut net, one_pass(), &mate, &[], 0.0).unwrap();
     assert_eq!(a.moves[a.best().unwrap()].uci, "d1d8");
     assert_eq!(a.moves[a.best().unwrap()].win_prob, 1.0);
 }
@@ -266,7 +269,7 @@ fn the_analysis_reads_every_head_from_the_evaluator() {
 fn successor_values_come_from_the_same_evaluator_call() {
     let mut net = OnePass::default();
     let g = Game::startpos();
-    let a = analyse_on(&mut net, ONE_PASS, &g, &[], 0.5).unwrap();
+    let a = analyse_on(&mut net, one_pass(), &g, &[], 0.5).unwrap();
     assert_eq!(
         net.0,
         vec![21],
@@ -281,7 +284,7 @@ fn successor_values_come_from_the_same_evaluator_call() {
     // A net without a value (a policy kind) gets no successors and no repetition rule.
     let policy_only = Capabilities {
         value: false,
-        ..ONE_PASS
+        ..one_pass()
     };
     let a = analyse_on(&mut net, policy_only, &g, &[], 0.5).unwrap();
     assert_eq!(net.0, vec![21, 1]);

@@ -21,6 +21,7 @@
 //! - [`evaluator`]: the evaluator interface as the searches see it, and the bare-king rule layer.
 //! - [`report`]: the typed reports (`Info`, `BestMove`) and the [`report::Listener`] they go to.
 //! - [`limits`]: the limits of one `go` ([`GoParams`]).
+//! - [`stack`]: what the runner hands a search ([`stack::Net`]) and the cache it keeps.
 //! - [`endgame`]: the bare-king (mop-up) rule MCTS uses in K+Q/R vs K.
 
 pub mod analysis;
@@ -33,6 +34,7 @@ pub mod report;
 pub mod runner;
 pub mod searchless;
 pub mod sink;
+pub mod stack;
 
 use crate::game::Game;
 use crate::model::{LoadKey, SharedNetwork};

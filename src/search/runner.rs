@@ -11,12 +11,14 @@
 //! caught: it becomes an `info string` error and a fallback `bestmove`.
 
 use super::control::Control;
+use super::evaluator::{with_stack, Layers};
 use super::report::{BestMove, Info, Listener};
 use super::sink::SearchSink;
+use super::stack::{LayerChoice, Net, SearchCache};
 use super::{request_fallback, Search, SearchMode, SearchRequest};
 use crate::model::runtime::panic_message;
 use crate::model::Note;
-use crate::model::{NetworkSlot, SharedNetwork};
+use crate::model::{Capabilities, Network, NetworkSlot, SharedNetwork};
 use crate::settings::Settings;
 use crate::time::{self, Deadlines, TimeManager};
 use crossbeam_channel::{unbounded, Receiver, Sender};
@@ -54,19 +56,32 @@ pub trait Algorithm: Send + 'static {
     /// The `SearchMode` value.
     fn mode(&self) -> SearchMode;
 
-    /// Searches `request` on the loaded network `net` until a limit, `ctl.stopped()` or (for a
-    /// ponder search) `ctl.ponderhit_seen()`; progress goes to `sink.info`, diagnostics to
-    /// `sink.note`/`sink.error`. The root has legal moves and a network is loaded.
+    /// Searches `request` on `net` (the evaluator stack the runner built with the layers of
+    /// [`Algorithm::layers`], the net's capabilities and run costs) until a limit,
+    /// `ctl.stopped()` or (for a ponder search) `ctl.ponderhit_seen()`; progress goes to
+    /// `sink.info`, diagnostics to `sink.note`/`sink.error`. The root has legal moves.
     ///
     /// # Errors
     /// The search has no move of its own (the runner plays the fallback move).
     fn think(
         &mut self,
-        net: &mut NetworkSlot,
+        net: &mut Net<'_>,
         request: &SearchRequest,
         ctl: &Control,
         sink: &SearchSink,
     ) -> Result<Outcome, SearchError>;
+
+    /// The evaluator layers to search through with `settings` on a net that answers `caps`
+    /// (default: the network alone).
+    fn layers(&self, _settings: &Settings, _caps: Capabilities) -> LayerChoice {
+        LayerChoice::default()
+    }
+
+    /// Whether the runner's evaluation cache is this algorithm's (then `ucinewgame` sizes and
+    /// clears it).
+    fn caches(&self) -> bool {
+        false
+    }
 
     /// `ucinewgame`: drop state that belongs to the old game; prepare for the next with `settings`.
     fn new_game(&mut self, _settings: &Settings) {}
@@ -115,6 +130,7 @@ impl Runner {
         let worker = Worker {
             algorithm,
             net,
+            cache: SearchCache::default(),
             pending: Arc::clone(&pending),
             released: false,
         };
@@ -323,6 +339,8 @@ impl Search for Runner {
 struct Worker<A: Algorithm> {
     algorithm: A,
     net: SharedNetwork,
+    /// The evaluation cache kept between searches (an algorithm's [`LayerChoice::cache`]).
+    cache: SearchCache,
     pending: Arc<AtomicUsize>,
     released: bool,
 }
@@ -367,6 +385,9 @@ impl<A: Algorithm> Worker<A> {
         match job {
             Job::NewGame(settings) => {
                 self.algorithm.new_game(&settings);
+                if self.algorithm.caches() {
+                    self.cache.new_game(&settings);
+                }
                 self.release();
             }
             Job::Search {
@@ -443,7 +464,7 @@ impl<A: Algorithm> Worker<A> {
             sink.error("no network loaded; playing a fallback move (set WeightsFile)");
             (Vec::new(), fallback)
         } else {
-            match self.algorithm.think(&mut net, req, ctl, sink) {
+            match self.think(&mut net, req, ctl, sink) {
                 Ok(o) => (o.infos, o.best),
                 Err(e) => {
                     sink.error(&format!("{e}; playing a fallback move"));
@@ -463,6 +484,39 @@ impl<A: Algorithm> Worker<A> {
             sink.bestmove(&[], &best);
             self.release();
         }
+    }
+}
+
+impl<A: Algorithm> Worker<A> {
+    /// Builds the evaluator stack the algorithm asks for ([`Algorithm::layers`]) over the loaded
+    /// net, once for this search, and searches through it.
+    fn think(
+        &mut self,
+        slot: &mut NetworkSlot,
+        req: &SearchRequest,
+        ctl: &Control,
+        sink: &SearchSink,
+    ) -> Result<Outcome, SearchError> {
+        let (model, cost) = slot.parts().ok_or(SearchError::NoNetwork)?;
+        let caps = model.capabilities();
+        let choice = self.algorithm.layers(&req.settings, caps);
+        if choice.cache {
+            self.cache.prepare(&req.settings, &req.key, sink);
+        }
+        let mut network = Network::new(model);
+        let layers = Layers {
+            cache: choice.cache.then_some(&mut self.cache.cache),
+            mop_up: choice.mop_up,
+        };
+        let algorithm = &mut self.algorithm;
+        with_stack(&mut network, layers, |evaluator| {
+            let mut net = Net {
+                evaluator,
+                caps,
+                cost,
+            };
+            algorithm.think(&mut net, req, ctl, sink)
+        })
     }
 }
 

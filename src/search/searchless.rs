@@ -8,14 +8,14 @@
 //! captures, promotions, checks) and scored in batches sized to the time left; moves not reached
 //! are left out. The hard deadline is the runner's timer.
 
-use super::analysis::{analyse, analyse_with, choose, gives_mate, ranked, Analysis};
+use super::analysis::{analyse_on, choose, gives_mate, ranked, Analysis};
 use super::control::Control;
 use super::report::{BestMove, Info};
 use super::runner::{Algorithm, Outcome, SearchError};
 use super::sink::{line_score, SearchSink};
+use super::stack::Net;
 use super::{SearchMode, SearchRequest};
 use crate::game::Game;
-use crate::model::{Model, NetworkSlot};
 use shakmaty::{Move, Position};
 use std::time::Instant;
 
@@ -47,7 +47,7 @@ pub fn batch_size(left_ms: f64, row_ms: f64, first: bool) -> usize {
 pub const SUCCESSOR_SOFT_STRETCH: f64 = 2.0;
 
 /// Whether the `SuccessorValue` batch (the root and its successors), estimated at `cost_ms`
-/// ([`crate::model::NetworkSlot::estimate_ms`]), fits the clock: within
+/// ([`crate::model::cost::RowCost::estimate_ms`]), fits the clock: within
 /// [`SUCCESSOR_SOFT_STRETCH`] times `soft_left` (the soft deadline minus the time used) and, twice
 /// over, within `hard_left` (the hard deadline minus the time used: a batch that overran it would
 /// forfeit the move to the watchdog's fallback; a loaded machine must not). `None` limits: no
@@ -94,15 +94,14 @@ fn elapsed_ms(req: &SearchRequest) -> f64 {
 /// One analysis (with successor values at `successor_weight`), its time folded into the
 /// per-row cost.
 fn timed_analyse(
-    net: &mut NetworkSlot,
+    net: &mut Net<'_>,
     game: &Game,
     moves: &[Move],
     successor_weight: f32,
 ) -> Result<Analysis, SearchError> {
-    let model: &mut Model = net.model().ok_or(SearchError::NoNetwork)?;
     let t = Instant::now();
-    let a = analyse_with(model, game, moves, successor_weight)?;
-    net.record_rows(t.elapsed().as_secs_f64() * 1e3, a.evals);
+    let a = analyse_on(net.evaluator, net.caps, game, moves, successor_weight)?;
+    net.cost.record(t.elapsed().as_secs_f64() * 1e3, a.evals);
     Ok(a)
 }
 
@@ -110,17 +109,12 @@ fn timed_analyse(
 /// measured per-row cost says one pass would overrun it. Returns the analysis (ascending action
 /// id) and whether it is partial.
 pub fn evaluate(
-    net: &mut NetworkSlot,
+    net: &mut Net<'_>,
     req: &SearchRequest,
     soft_ms: Option<u64>,
     sink: &SearchSink,
 ) -> Result<(Analysis, bool), SearchError> {
-    let one_row = net
-        .model()
-        .ok_or(SearchError::NoNetwork)?
-        .info()
-        .kind
-        .one_row_per_position();
+    let one_row = net.caps.one_row_per_position;
     let candidates = if req.searchmoves.is_empty() {
         req.game.legal_moves()
     } else {
@@ -128,7 +122,7 @@ pub fn evaluate(
     };
     let n = candidates.len();
     // BC and MAV score every move in one row: splitting the moves would only repeat the pass.
-    let plan = match (soft_ms, net.row_ms()) {
+    let plan = match (soft_ms, net.cost.per_row_ms()) {
         (Some(target), Some(row_ms))
             if !one_row && row_ms * n as f64 > target as f64 - elapsed_ms(req) =>
         {
@@ -141,7 +135,7 @@ pub fn evaluate(
         if weight > 0.0 && one_row {
             let hard_ms = req.time.at_go(req.start).hard_ms;
             let left = |t: Option<u64>| t.map(|t| t as f64 - elapsed_ms(req));
-            let cost = net.estimate_ms(n + 1);
+            let cost = net.cost.estimate_ms(n + 1);
             if !successors_fit(cost, left(soft_ms), left(hard_ms)) {
                 weight = 0.0;
                 sink.note(&format!(
@@ -170,7 +164,7 @@ pub fn evaluate(
         }
         let batch = &order[done..(done + k).min(n)];
         let a = timed_analyse(net, &req.game, batch, 0.0)?;
-        row_ms = net.row_ms().unwrap_or(row_ms);
+        row_ms = net.cost.per_row_ms().unwrap_or(row_ms);
         merged.evals += a.evals;
         merged.wdl = merged.wdl.or(a.wdl);
         merged.moves.extend(a.moves);
@@ -192,7 +186,7 @@ impl Algorithm for Searchless {
 
     fn think(
         &mut self,
-        net: &mut NetworkSlot,
+        net: &mut Net<'_>,
         req: &SearchRequest,
         ctl: &Control,
         sink: &SearchSink,
@@ -239,13 +233,11 @@ impl Algorithm for Searchless {
         if req.settings.ponder && time_ok {
             let mut next = req.game.clone();
             if next.push(analysis.moves[chosen].mv).is_ok() && !next.legal_moves().is_empty() {
-                if let Some(model) = net.model() {
-                    if let Ok(mut a) = analyse(model, &next, &[]) {
-                        a.choice = req.settings.move_choice;
-                        a.draw_shift = -req.settings.mcts_params.draw_score;
-                        nodes += a.evals as u64;
-                        ponder = a.best().map(|i| a.moves[i].uci.clone());
-                    }
+                if let Ok(mut a) = analyse_on(net.evaluator, net.caps, &next, &[], 0.0) {
+                    a.choice = req.settings.move_choice;
+                    a.draw_shift = -req.settings.mcts_params.draw_score;
+                    nodes += a.evals as u64;
+                    ponder = a.best().map(|i| a.moves[i].uci.clone());
                 }
             }
         }
@@ -298,6 +290,10 @@ impl Algorithm for Searchless {
         })
     }
 }
+
+#[cfg(test)]
+#[path = "searchless_tests.rs"]
+mod net_tests;
 
 #[cfg(test)]
 mod tests {

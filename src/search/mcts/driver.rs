@@ -1,19 +1,17 @@
-//! MCTS as a [`Search`](crate::search::Search) algorithm: keeps the tree and the evaluation cache
-//! between moves, searches through the evaluator stack (cache → bare-king rule → network,
-//! [`with_stack`]), turns `stop`,
-//! `ponderhit` and the soft deadline into the playout loop's limits, and reports typed info
-//! lines every [`INFO_INTERVAL`].
+//! MCTS as a [`Search`](crate::search::Search) algorithm: keeps the tree between moves, searches
+//! through the evaluator stack the runner builds for it (cache → bare-king rule → network,
+//! [`Algorithm::layers`]), turns `stop`, `ponderhit` and the soft deadline into the playout
+//! loop's limits, and reports typed info lines every [`INFO_INTERVAL`].
 
 use super::{playout, position_hash, Limits, Progress, Proven, RootLine, StopReason, Tree};
 use crate::game::Game;
-use crate::model::cache::EvalCache;
-use crate::model::{EvalRequest, Evaluator, LoadKey, Network, NetworkSlot};
+use crate::model::{Capabilities, EvalRequest, Evaluator, LoadKey, ModelError};
 use crate::search::control::Control;
-use crate::search::evaluator::{with_stack, Layers};
 use crate::search::report::{BestMove, Info};
 use crate::search::runner::{Algorithm, Outcome, SearchError};
 use crate::search::searchless::Searchless;
 use crate::search::sink::{line_score, SearchSink};
+use crate::search::stack::{LayerChoice, Net};
 use crate::search::{SearchMode, SearchRequest};
 use crate::settings::Settings;
 use crate::tablebase::RootProbe;
@@ -108,15 +106,13 @@ fn pv_uci(game: &Game, line: &RootLine) -> Vec<String> {
 }
 
 /// MCTS (`SearchMode mcts`): the tree kept between moves (reused when the next position lies
-/// below its root) and the network results by position.
+/// below its root); the network results by position live in the runner's cache
+/// ([`crate::search::stack::SearchCache`]), which MCTS asks for ([`Algorithm::layers`]).
 #[derive(Debug, Default)]
 pub struct Mcts {
     tree: Option<Tree>,
-    cache: EvalCache,
-    /// The `MopUp` setting and net the cache and tree were filled with (a change clears them).
-    cache_key: Option<(bool, LoadKey)>,
-    /// The shrunk cache size last reported (a short `Hash` is said once, not every move).
-    reported_shrink: Option<usize>,
+    /// The `MopUp` setting and net the tree was searched with (a change drops it).
+    tree_key: Option<(bool, LoadKey)>,
 }
 
 impl Algorithm for Mcts {
@@ -124,13 +120,21 @@ impl Algorithm for Mcts {
         SearchMode::Mcts
     }
 
-    fn new_game(&mut self, settings: &Settings) {
+    /// The cache and, with `MopUp`, the bare-king rule; nothing for a net without a value
+    /// (MCTS hands it to the searchless policy).
+    fn layers(&self, settings: &Settings, caps: Capabilities) -> LayerChoice {
+        LayerChoice {
+            cache: caps.value,
+            mop_up: caps.value && settings.mop_up,
+        }
+    }
+
+    fn caches(&self) -> bool {
+        true
+    }
+
+    fn new_game(&mut self, _settings: &Settings) {
         self.tree = None;
-        self.cache
-            .set_budget(settings.hash_mb.saturating_mul(1 << 20));
-        self.cache.clear();
-        // Take the `Hash` memory now, between games, rather than on the first move's clock.
-        self.cache.reserve();
     }
 
     /// Searches until a limit, `stop`, or a proof; prints progress every [`INFO_INTERVAL`]. A
@@ -138,22 +142,25 @@ impl Algorithm for Mcts {
     /// policy answers instead.
     fn think(
         &mut self,
-        net: &mut NetworkSlot,
+        net: &mut Net<'_>,
         req: &SearchRequest,
         ctl: &Control,
         sink: &SearchSink,
     ) -> Result<Outcome, SearchError> {
-        let model = net.model().ok_or(SearchError::NoNetwork)?;
-        let head_wdl = req.settings.show_wdl && model.capabilities().wdl;
-        let mut network = match Network::for_values(model) {
-            Ok(e) => e,
-            Err(e) => {
-                sink.error(&format!("SearchMode mcts refused: {e}"));
-                return Searchless.think(net, req, ctl, sink);
-            }
-        };
+        if !net.caps.value {
+            let refused = ModelError::NoValue {
+                kind: net.caps.kind,
+            };
+            sink.error(&format!("SearchMode mcts refused: {refused}"));
+            return Searchless.think(net, req, ctl, sink);
+        }
+        let head_wdl = req.settings.show_wdl && net.caps.wdl;
         let settings = &req.settings;
-        self.prepare(settings, &req.key, sink);
+        let key = (settings.mop_up, req.key.clone());
+        if self.tree_key.as_ref() != Some(&key) {
+            self.tree = None;
+            self.tree_key = Some(key);
+        }
         let mut tree = self.root_tree(req);
         // Tablebase root: search only the moves that keep the best WDL (and DTZ progress).
         let root_tb = crate::search::tablebase_root(req, sink);
@@ -166,27 +173,20 @@ impl Algorithm for Mcts {
                 .as_ref()
                 .map_or_else(|| req.searchmoves.clone(), RootProbe::keep),
         };
-        let layers = Layers {
-            cache: Some(&mut self.cache),
-            mop_up: settings.mop_up,
-        };
-        let (reason, progress) = with_stack(&mut network, layers, |evaluator| {
-            if head_wdl {
-                root_wdl(&mut tree, evaluator);
-            }
-            let run = run_playouts(
-                &mut tree,
-                evaluator,
-                req,
-                (ctl, sink),
-                &mut limits,
-                root_tb.as_ref(),
-            );
-            if head_wdl {
-                root_wdl(&mut tree, evaluator);
-            }
-            run
-        });
+        if head_wdl {
+            root_wdl(&mut tree, net.evaluator);
+        }
+        let (reason, progress) = run_playouts(
+            &mut tree,
+            net.evaluator,
+            req,
+            (ctl, sink),
+            &mut limits,
+            root_tb.as_ref(),
+        );
+        if head_wdl {
+            root_wdl(&mut tree, net.evaluator);
+        }
         if let StopReason::Error(e) = &reason {
             sink.error(&format!("network evaluation failed during MCTS: {e}"));
         }
@@ -218,31 +218,6 @@ impl Algorithm for Mcts {
 }
 
 impl Mcts {
-    /// Sizes the cache for `Hash` (a shrunk allocation is said once) and drops the cache and the
-    /// tree when the net or the `MopUp` setting changed: both belong to one of each.
-    fn prepare(&mut self, settings: &Settings, net: &LoadKey, sink: &SearchSink) {
-        self.cache
-            .set_budget(settings.hash_mb.saturating_mul(1 << 20));
-        if self.cache.reserve() {
-            if let Some(bytes) = self.cache.shrunk_to() {
-                if self.reported_shrink != Some(bytes) {
-                    self.reported_shrink = Some(bytes);
-                    sink.note(&format!(
-                        "Hash {} MB could not be allocated; the cache holds {} MB",
-                        settings.hash_mb,
-                        bytes >> 20
-                    ));
-                }
-            }
-        }
-        let key = (settings.mop_up, net.clone());
-        if self.cache_key.as_ref() != Some(&key) {
-            self.cache.clear();
-            self.tree = None;
-            self.cache_key = Some(key);
-        }
-    }
-
     /// The tree to search: the kept one moved to the request's position (reuse), or a new one;
     /// with the request's tables.
     fn root_tree(&mut self, req: &SearchRequest) -> Tree {
