@@ -210,7 +210,8 @@ pub const PRELOAD_SETTLE: std::time::Duration = std::time::Duration::from_millis
 /// engine asks for the current [`LoadKey`] after `uci` and after each change of a network option.
 ///
 /// Threading: one loader thread takes keys from a channel, skips to the newest one that arrives
-/// within [`PRELOAD_SETTLE`] of the last, and loads it with [`NetworkSlot::ensure`] under the slot's lock, so `isready`, `eval` and a
+/// within [`PRELOAD_SETTLE`] of the last (or while it waited for the slot's lock), and loads it
+/// with [`NetworkSlot::ensure`] under the slot's lock, so `isready`, `eval` and a
 /// search that need the net wait for that lock (and find it loaded). [`Preloader::loading`] is
 /// true from a request until its load has finished.
 pub struct Preloader {
@@ -235,7 +236,15 @@ impl Preloader {
                         key = newer;
                         taken += 1;
                     }
-                    net.lock().ensure(&key, &mut report);
+                    let mut slot = net.lock();
+                    // A request that came while a search held the slot supersedes this one:
+                    // load only the newest (a stale key would load, or report, a net no longer set).
+                    while let Ok(newer) = rx.try_recv() {
+                        key = newer;
+                        taken += 1;
+                    }
+                    slot.ensure(&key, &mut report);
+                    drop(slot);
                     done.fetch_sub(taken, Ordering::SeqCst);
                 }
             });
@@ -302,5 +311,30 @@ mod tests {
         // The failed key is settled: `ensure` will not try it again.
         assert!(net.lock().settled(&missing("second")));
         assert!(!net.lock().settled(&missing("first")));
+    }
+
+    #[test]
+    fn a_request_made_while_the_slot_is_busy_supersedes_the_waiting_one() {
+        let net = NetworkSlot::shared();
+        let notes = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&notes);
+        let pre = Preloader::spawn(Arc::clone(&net), move |n| sink.lock().push(n));
+        let busy = net.lock(); // a search holds the slot
+        assert!(pre.request(missing("stale")));
+        // Past the settle time the loader has taken "stale" and waits for the lock.
+        std::thread::sleep(PRELOAD_SETTLE * 3);
+        assert!(pre.request(missing("newest")));
+        drop(busy);
+        let t0 = Instant::now();
+        while pre.loading() && t0.elapsed() < Duration::from_secs(30) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(!pre.loading(), "the load never finished");
+        let notes = notes.lock();
+        assert_eq!(notes.len(), 1, "only the newest key is loaded: {notes:?}");
+        assert!(
+            matches!(&notes[0], Note::Error(m) if m.contains("newest.onnx")),
+            "{notes:?}"
+        );
     }
 }
