@@ -197,7 +197,9 @@ class Fuzz:
             tail = [l for l in e.lines[after:] if l.startswith("bestmove")]
             if code != 0 or len(tail) != 1 or not BESTMOVE_RE.match(tail[0]):
                 raise AssertionError(f"end of input after go: exit {code}, last lines {e.lines[-4:]}")
-            if tail[0].split()[1] not in {m.uci() for m in board.legal_moves}:
+            legal = {m.uci() for m in board.legal_moves}
+            move = tail[0].split()[1]
+            if move not in legal and not (move == "(none)" and not legal):
                 raise AssertionError(f"end of input after go: {tail[0]} not legal in {board.fen()}")
             self.engine = None
 
