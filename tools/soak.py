@@ -18,7 +18,7 @@ Each of the ``--concurrency`` workers keeps one long-lived process per configura
 MCTS, Stockfish) for all its games, as a tournament manager does, so that a leak shows as growth of
 that process's resident memory (RSS, ``/proc/PID/status`` ``VmRSS``, sampled every
 ``--rss-interval`` s). Per game and Glimpse process the peak RSS is kept; the growth of a
-configuration is the mean peak over the last 10 % of games against the first 10 %.
+configuration is the mean peak over the last ``--rss-window`` (10 %) of games against the first 10 %.
 
 Counted as failures, for Glimpse's processes: crashes (process gone, or a failed start), illegal
 moves, time forfeits (beyond ``--timemargin``), stalls, and protocol warnings (``info string error…`` lines, anything Glimpse writes to stderr
@@ -312,8 +312,8 @@ class Soak:
         rss: dict[str, Any] = {}
         for name in GLIMPSE_CONFIGS:
             series = [(s.number, s.rss_peak_mib[name]) for s in games if name in s.rss_peak_mib]
-            first, last, grown = growth([v for n, v in series if n > a.warmup])
-            rss[name] = {"games": len(series), "first_10pct_mib": first, "last_10pct_mib": last,
+            first, last, grown = growth([v for n, v in series if n > a.warmup], a.rss_window)
+            rss[name] = {"games": len(series), "window": a.rss_window, "first_mib": first, "last_mib": last,
                          "growth": grown, "max_mib": max((v for _, v in series), default=None),
                          "series": series}
         failures = [f"{k} {v}" for k, v in counts.items() if v]
@@ -372,8 +372,9 @@ def plot(report: dict[str, Any], path: str) -> None:
         if not r["series"]:
             continue
         xs, ys = zip(*r["series"])
-        ax.plot(xs, ys, ".", ms=3, label=f"{name} (first 10 % {r['first_10pct_mib']:.0f} MiB, "
-                                          f"last 10 % {r['last_10pct_mib']:.0f} MiB)")
+        w = 100 * r["window"]
+        ax.plot(xs, ys, ".", ms=3, label=f"{name} (first {w:g} % {r['first_mib']:.0f} MiB, "
+                                          f"last {w:g} % {r['last_mib']:.0f} MiB)")
     c = report["counts"]
     ax.set_title(f"Glimpse soak: {report['games']} games in {report['duration_s'] / 60:.0f} min; crashes "
                  f"{c['crashes']}, illegal {c['illegal']}, forfeits {c['time_forfeits']}, "
@@ -407,6 +408,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--rss-interval", type=float, default=0.2, metavar="S")
     p.add_argument("--max-rss-growth", type=float, default=0.10, metavar="FRACTION")
+    p.add_argument("--rss-window", type=float, default=0.10, metavar="FRACTION",
+                   help="share of the games (after the warm-up) whose mean peak RSS is compared, first against "
+                        "last (default 0.1; a short soak needs a wider window, one game's peak is noise)")
     p.add_argument("--warmup", type=int, default=0, metavar="N",
                    help="leave the first N games out of the RSS growth (caches filling; default 0)")
     p.add_argument("--out", default="reports/soak", help="report prefix: OUT.json, OUT.png, OUT.pgn")
@@ -427,8 +431,9 @@ def main(argv: list[str] | None = None) -> int:
           + ", ".join(f"{k} {v}" for k, v in report["opponent_counts"].items()))
     for name, r in report["rss"].items():
         if r["growth"] is not None:
-            print(f"soak: RSS {name}: first 10 % {r['first_10pct_mib']:.1f} MiB, last 10 % "
-                  f"{r['last_10pct_mib']:.1f} MiB ({100 * r['growth']:+.1f} %), max {r['max_mib']:.1f} MiB")
+            w = 100 * r["window"]
+            print(f"soak: RSS {name}: first {w:g} % {r['first_mib']:.1f} MiB, last {w:g} % "
+                  f"{r['last_mib']:.1f} MiB ({100 * r['growth']:+.1f} %), max {r['max_mib']:.1f} MiB")
     print(f"soak: report {args.out}.json, {args.out}.png, {args.out}.pgn")
     print("soak: PASS" if report["passed"] else "soak: FAIL: " + "; ".join(report["failures"]))
     return 0 if report["passed"] else 1
