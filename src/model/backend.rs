@@ -8,8 +8,8 @@
 //! Test evaluators (fixed values, recorded batches) stand in for the network in the search tests.
 
 use super::error::ModelError;
+use super::inference::Model;
 use super::kinds::ModelKind;
-use super::session::Model;
 use shakmaty::{Chess, Move};
 use std::time::{Duration, Instant};
 

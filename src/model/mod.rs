@@ -21,10 +21,10 @@ pub mod buckets;
 pub mod cache;
 pub mod cost;
 pub mod error;
+pub mod inference;
 pub mod kinds;
 pub mod precision;
 pub mod runtime;
-pub mod session;
 pub mod slot;
 pub mod tokenizer;
 pub mod trt_cache;
@@ -34,8 +34,8 @@ pub use backend::{
     Capabilities, EvalRequest, EvalStats, Evaluated, Evaluator, MoveValue, Network, Scores,
 };
 pub use error::{InferenceError, InputError, ModelError};
+pub use inference::{Backend, Model, ModelInfo, RuntimeConfig, PAD_ACTION};
 pub use kinds::ModelKind;
 pub use precision::Precision;
 pub use runtime::{init_runtime, ORT_LIB_VERSION};
-pub use session::{Backend, Model, ModelInfo, RuntimeConfig, PAD_ACTION};
 pub use slot::{LoadKey, NetworkSlot, Note, Preloader, SharedNetwork};

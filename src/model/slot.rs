@@ -9,7 +9,7 @@
 use super::backend::EvalRequest;
 use super::cost::RowCost;
 use super::error::ModelError;
-use super::session::{Backend, Model, ModelInfo, RuntimeConfig};
+use super::inference::{Backend, Model, ModelInfo, RuntimeConfig};
 use crate::weights;
 use parking_lot::Mutex;
 use shakmaty::{Chess, Position};

@@ -8,7 +8,7 @@ use super::{action_id, state_row, BucketsError, KindSpec};
 use crate::model::actions::NUM_ACTIONS;
 use crate::model::backend::{EvalRequest, Evaluated, MoveValue};
 use crate::model::error::ModelError;
-use crate::model::session::Model;
+use crate::model::inference::Model;
 
 /// The behavioural-cloning kind.
 pub struct BehavioralCloning;

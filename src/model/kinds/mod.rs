@@ -19,7 +19,7 @@ pub mod state_value;
 
 use super::backend::{EvalRequest, Evaluated};
 use super::error::{InputError, ModelError};
-use super::session::Model;
+use super::inference::Model;
 use super::tokenizer::{tokenize, STATE_TOKENS};
 use crate::game::{model_fen, standard_uci};
 use crate::model::actions::uci_to_action;

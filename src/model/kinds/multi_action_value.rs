@@ -8,7 +8,7 @@ use super::{action_id, state_row, value_buckets, BucketsError, KindSpec};
 use crate::model::backend::{EvalRequest, Evaluated, MoveValue};
 use crate::model::buckets::{bucket_centres, bucket_mode, expected_value};
 use crate::model::error::ModelError;
-use crate::model::session::{Model, PAD_ACTION};
+use crate::model::inference::{Model, PAD_ACTION};
 use crate::model::tokenizer::STATE_TOKENS;
 
 /// The one-pass multi-action-value kind.

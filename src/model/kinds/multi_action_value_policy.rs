@@ -16,7 +16,7 @@ use super::multi_action_value::Rows;
 use super::{value_buckets, BucketsError, Dim, ExtraOutput, KindSpec};
 use crate::model::backend::{EvalRequest, Evaluated, MoveValue};
 use crate::model::error::ModelError;
-use crate::model::session::Model;
+use crate::model::inference::Model;
 
 /// The extra outputs: `policy` `[batch, moves]` and `wdl` `[batch, 3]`.
 const EXTRA: &[ExtraOutput] = &[

@@ -7,7 +7,7 @@ use super::{state_row, value_buckets, BucketsError, KindSpec};
 use crate::model::backend::{EvalRequest, Evaluated, MoveValue};
 use crate::model::buckets::{bucket_centres, bucket_mode, expected_value};
 use crate::model::error::ModelError;
-use crate::model::session::Model;
+use crate::model::inference::Model;
 use shakmaty::Position;
 
 /// The state-value kind.
