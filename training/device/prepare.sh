@@ -29,41 +29,58 @@ if [ -n "${1:-}" ]; then
   PYTHONPATH=training $py -m glimpse_train.grow --net "$best" --layers "$1" --out .dev/grown.onnx
   start=.dev/grown.onnx
 fi
-rm -rf .dev/pack .dev/lab/pack .dev/lab/py .dev/lab/fens.txt
-PYTHONPATH=training $py -m glimpse_train.remote pack --out .dev/pack --start "$start" --fens "${FENS:-60000}"
-# Split the pack so that no call carries more than LIMIT_MB: the FENs go with lab.sh, and the pack's large
-# arrays are placed largest first (first-fit decreasing) in .dev/pack, .dev/lab/pack (lab.sh hands them to
-# train.sh through /tmp/g/pack-extra) or .dev/stage (carried by stage.sh, a call between lab.sh and train.sh).
+if [ -z "${PACKED:-}" ]; then
+  rm -rf .dev/pack .dev/lab/pack .dev/lab/py .dev/lab/fens.txt
+  PYTHONPATH=training $py -m glimpse_train.remote pack --out .dev/pack --start "$start" --fens "${FENS:-60000}"
+fi
+# Split the pack so that no call carries more than LIMIT_MB: the FENs go with lab.sh, a pack file larger than
+# a quarter of a call is cut into parts (NAME.part-00, -01, ...; train.sh joins them), and the files and parts are
+# placed largest first (first-fit decreasing) in .dev/pack, .dev/lab/pack (lab.sh hands them to train.sh
+# through /tmp/g/pack-extra) and as many .dev/stage1, .dev/stage2, ... as needed (each carried by a
+# `stage.sh DIR` call between lab.sh and train.sh).
 # A call carries at most 64 MiB (67.1 MB) with the tracked tree (~2 MB once the big folders leave the index):
-# 64 MB a folder. With 60 MB a 10-block pack did not fit; with 1.7 M positions, filling .dev/lab before
-# .dev/stage left 99 MB in .dev/stage, where largest-first fits all three.
+# 64 MB a folder. With 2.4 M positions row_action.npy.xz alone is 92 MB, hence the parts.
+# PACKED=1 skips `remote pack` and only re-splits the .dev/pack made before.
 limit_mb=${LIMIT_MB:-64}
 limit=$(( limit_mb * 1000000 ))
-rm -rf .dev/stage
-mkdir -p .dev/lab/pack .dev/stage .dev/spill
-mv .dev/pack/fens.txt .dev/lab/fens.txt && touch .dev/pack/fens.txt
-cp -r .dev/pack/py .dev/lab/py
+part=$(( (limit - 200000) / 4 ))   # four parts fill a folder
+mkdir -p .dev/lab/pack .dev/spill
+if [ -s .dev/pack/fens.txt ]; then mv .dev/pack/fens.txt .dev/lab/fens.txt; fi
+touch .dev/pack/fens.txt .dev/lab/fens.txt
+rm -rf .dev/lab/py && cp -r .dev/pack/py .dev/lab/py
 [ -s .dev/lab/stockfish.xz ] || xz -6 -c /usr/games/stockfish > .dev/lab/stockfish.xz
 bytes() { du -sb "$1" | cut -f1; }
-for f in row_p row_action states start.onnx row_key; do
-  for src in .dev/pack/$f .dev/pack/$f.npy.xz; do [ -f "$src" ] && mv "$src" .dev/spill/; done
-done
-for src in $(ls -S .dev/spill/* 2>/dev/null); do
-  size=$(bytes "$src")
-  for dst in .dev/pack .dev/lab/pack .dev/stage; do
-    base=$dst; [ $dst = .dev/lab/pack ] && base=.dev/lab
-    if [ $(( $(bytes $base) + size )) -le "$limit" ]; then mv "$src" $dst/; break; fi
+# Gather the pack's data files (and the parts of an earlier split) from every folder, join the parts.
+for d in .dev/pack .dev/lab/pack .dev/stage .dev/stage[0-9]*; do
+  [ -d "$d" ] || continue
+  for f in row_p row_action states start.onnx row_key counts val; do
+    for src in $d/$f $d/$f.npy.xz $d/$f.npy.xz.part-*; do [ -f "$src" ] && mv "$src" .dev/spill/; done
   done
 done
-[ -z "$(ls -A .dev/spill)" ] || { echo "prepare: $(ls .dev/spill) fit in no call: lower FENS or split by hand" >&2; exit 1; }
+for first in .dev/spill/*.part-00; do
+  [ -e "$first" ] || continue
+  base=${first%.part-00}; cat "$base".part-* > "$base" && rm "$base".part-*
+done
+rm -rf .dev/stage .dev/stage[0-9]*
+for src in .dev/spill/*; do
+  if [ "$(bytes "$src")" -gt "$part" ]; then split -b "$part" -d -a 2 "$src" "$src.part-" && rm "$src"; fi
+done
+stages=0
+for src in $(ls -S .dev/spill/* 2>/dev/null); do
+  size=$(bytes "$src"); placed=
+  for dst in .dev/pack .dev/lab/pack $(for k in $(seq 1 $stages); do echo .dev/stage$k; done); do
+    base=$dst; [ $dst = .dev/lab/pack ] && base=.dev/lab
+    if [ $(( $(bytes $base) + size )) -le "$limit" ]; then mv "$src" $dst/; placed=1; break; fi
+  done
+  [ -n "$placed" ] || { stages=$((stages + 1)); mkdir -p .dev/stage$stages; mv "$src" .dev/stage$stages/; }
+done
 rmdir .dev/spill
-[ -n "$(ls -A .dev/stage)" ] || rmdir .dev/stage
-for d in .dev/pack .dev/lab .dev/stage; do
+for d in .dev/pack .dev/lab .dev/stage[0-9]*; do
   [ -d $d ] || continue
   echo "prepare: $d $(( $(bytes $d) / 1000000 )) MB: $(ls $d | tr '\n' ' ')"
   [ "$(bytes $d)" -le "$limit" ] || { echo "prepare: $d is over $limit_mb MB: lower FENS or split by hand" >&2; exit 1; }
 done
-[ -d .dev/stage ] && echo "prepare: .dev/stage exists: call 'bash training/device/stage.sh' (carry .dev/stage) between lab.sh and train.sh"
+[ "$stages" -eq 0 ] || echo "prepare: calls in order: lab.sh (carry .dev/lab), then for K in 1..$stages 'bash training/device/stage.sh .dev/stageK' (carry .dev/stageK), then train.sh (carry .dev/pack)"
 git rm -r --cached -q $big
 mkdir -p .git/info
 if ! grep -qxF "$mark" .git/info/exclude 2>/dev/null; then printf '%s\n' "$mark" $big >> .git/info/exclude; fi

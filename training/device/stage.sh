@@ -1,8 +1,9 @@
 #!/bin/bash
-# On the GPU machine, between lab.sh and train.sh, when prepare.sh made .dev/stage (a pack too large for
-# two calls): hand the pack files it carries to train.sh. Carry .dev/stage.
-#   bash training/device/stage.sh
+# On the GPU machine, between lab.sh and train.sh, once for each .dev/stageK that prepare.sh made (a pack too
+# large for two calls): hand the pack files and parts it carries to train.sh. Carry DIR.
+#   bash training/device/stage.sh DIR    # .dev/stage1, .dev/stage2, ...
 set -e
+dir=${1:?folder (.dev/stageK)}
 mkdir -p /tmp/g/pack-extra
-cp .dev/stage/* /tmp/g/pack-extra/
+cp "$dir"/* /tmp/g/pack-extra/
 ls -la /tmp/g/pack-extra

@@ -7,7 +7,12 @@ secs=${1:?seconds}; shift
 mkdir -p /tmp/code /tmp/g
 cp -r training/glimpse_train /tmp/code/
 rm -rf /tmp/g/pack; cp -r .dev/pack /tmp/g/pack
-cp -n /tmp/g/pack-extra/* /tmp/g/pack/ 2>/dev/null || true  # pack files sent by lab.sh (.dev/lab/pack/)
+cp -n /tmp/g/pack-extra/* /tmp/g/pack/ 2>/dev/null || true  # pack files sent by lab.sh (.dev/lab/pack/) and stage.sh
+# A file cut into parts by prepare.sh (NAME.part-00, -01, ...) is joined again.
+for first in /tmp/g/pack/*.part-00; do
+  [ -e "$first" ] || continue
+  base=${first%.part-00}; cat "$base".part-* > "$base" && rm "$base".part-*
+done
 # JAX's persistent compilation cache: the step's compile takes ~95 s on a fresh machine. collect.sh brings
 # the cache back as jaxcache.tar; put it in .dev/pack/ for the next run (it hits on the same GPU and jax).
 export JAX_COMPILATION_CACHE_DIR=/tmp/g/jaxcache; mkdir -p "$JAX_COMPILATION_CACHE_DIR"
