@@ -20,7 +20,7 @@ pub mod mcts;
 use crate::display::eval_table;
 use crate::game::Game;
 use crate::model::slot::{load_model, LoadKey};
-use crate::model::{Backend, Model, ModelError, ModelKind, RuntimeConfig};
+use crate::model::{Backend, Model, ModelError, ModelKind, Precision, RuntimeConfig};
 use crate::search::analysis as searchless;
 use crate::settings::default_threads;
 use clap::Args;
@@ -279,22 +279,37 @@ fn measure_positions(
     Ok(m)
 }
 
-/// Measures and prints ORT's MatMul rate and the bench's share of it; the rate, if measured.
-fn print_matmul(key: &LoadKey, achieved: f64) -> Option<f64> {
-    match matmul_rate(key) {
+/// Measures and prints ORT's MatMul rate of the net's precision (its roofline) and the bench's
+/// share of it; the rate, if measured.
+fn print_matmul(key: &LoadKey, precision: Precision, achieved: f64) -> Option<f64> {
+    let rate = print_matmul_rate(key, matmul::Roofline::for_precision(precision))?;
+    println!(
+        "Fraction of MatMul   : {:.0} %",
+        100.0 * achieved / rate.max(1e-9)
+    );
+    Some(rate)
+}
+
+/// Measures and prints ORT's MatMul rate of `kind` (`MatMul GFLOP/s` line); the rate, if measured.
+pub(crate) fn print_matmul_rate(key: &LoadKey, kind: matmul::Roofline) -> Option<f64> {
+    match matmul_rate(key, kind) {
         Ok(r) => {
             println!(
-                "MatMul GFLOP/s       : {:.1} (ORT, [{}×{}]·[{}×{}])",
-                r.gflops, r.rows, r.d, r.d, r.d
-            );
-            println!(
-                "Fraction of MatMul   : {:.0} %",
-                100.0 * achieved / r.gflops.max(1e-9)
+                "MatMul GFLOP/s       : {:.1} ({}, ORT, [{}×{}]·[{}×{}])",
+                r.gflops,
+                r.kind.as_str(),
+                r.rows,
+                r.d,
+                r.d,
+                r.d
             );
             Some(r.gflops)
         }
         Err(e) => {
-            println!("MatMul GFLOP/s       : not measured ({e})");
+            println!(
+                "MatMul GFLOP/s       : {} not measured ({e})",
+                kind.as_str()
+            );
             None
         }
     }
@@ -399,7 +414,7 @@ pub fn bench(args: &BenchArgs) -> i32 {
     let roofline = if args.no_matmul {
         None
     } else {
-        print_matmul(&key, achieved)
+        print_matmul(&key, info.precision, achieved)
     };
     println!(
         "Bench signature      : {}-{:016x}",
@@ -418,8 +433,9 @@ pub fn bench(args: &BenchArgs) -> i32 {
                 gflop_per_row: gflop,
                 row_is_position: info.kind.one_row_per_position(),
                 timings: &t[0],
+                roofline,
             };
-            print_batch_table(&[col], roofline, reps);
+            print_batch_table(&[col], reps);
         }
         Some(Err(e)) => {
             eprintln!("glimpse: bench: batch table: {e}");
@@ -442,29 +458,29 @@ pub(crate) fn successor_note(successor_value: i64, capable: bool) -> String {
     }
 }
 
-/// ORT's MatMul rate with the runtime settings of `key` (best of 5 runs).
-fn matmul_rate(key: &LoadKey) -> Result<matmul::MatmulRate, String> {
+/// ORT's MatMul rate of `kind` with the runtime settings of `key` (best of 5 runs).
+fn matmul_rate(key: &LoadKey, kind: matmul::Roofline) -> Result<matmul::MatmulRate, String> {
     let cfg = RuntimeConfig {
         backend: key.backend,
         intra_threads: key.threads,
     };
-    matmul::measure(&cfg, 5)
+    matmul::measure(&cfg, 5, kind)
 }
 
 /// Prints the batch table with its title.
-fn print_batch_table(columns: &[batches::Column<'_>], roofline: Option<f64>, reps: usize) {
+fn print_batch_table(columns: &[batches::Column<'_>], reps: usize) {
     println!();
     println!(
         "Batch table (rows per network run; median of {} runs{}, each block after a warm-up; GFLOP/s from glimpse.gflop_per_eval{}):",
         batches::samples(columns.len(), reps),
         if columns.len() > 1 { " in blocks A B, B A after a pause" } else { "" },
-        if roofline.is_some() {
-            "; %MatMul = share of the MatMul rate above"
+        if columns.iter().any(|c| c.roofline.is_some()) {
+            "; %MatMul = share of the MatMul rate of the net's precision above"
         } else {
             ""
         }
     );
-    for l in batches::table(columns, roofline) {
+    for l in batches::table(columns) {
         println!("{l}");
     }
 }

@@ -204,3 +204,72 @@ fn the_engine_reports_the_precision_of_the_loaded_net() {
     );
     assert!(e.quit());
 }
+
+/// The embedded net follows the backend: the int8 default on the CPU; on `cuda` and `tensorrt` its
+/// embedded float32 source when the provider runs, and where it does not (a CPU-only ONNX Runtime,
+/// as in `make test`) the int8 default on the CPU again, with a note that names it.
+#[test]
+fn embedded_net_follows_the_backend() {
+    use glimpse::model::slot::{load_model, LoadKey};
+    use glimpse::weights;
+    let (_, cpu_name) = weights::embedded_for(false).expect("this build embeds the default net");
+    assert_eq!(cpu_name, weights::embedded_name());
+    let (gpu_bytes, gpu_name) = weights::embedded_for(true).unwrap();
+    let stem = cpu_name
+        .strip_suffix("-int8.onnx")
+        .expect("the default is an int8 twin");
+    assert_eq!(gpu_name, format!("{stem}.onnx"));
+    assert_eq!(gpu_name, weights::embedded_float_name());
+    let file = std::fs::read(weights(gpu_name)).expect("the float32 source is in weights/");
+    assert!(
+        gpu_bytes == file.as_slice(),
+        "embedded float net differs from weights/{gpu_name}"
+    );
+    for backend in [Backend::Cpu, Backend::Cuda, Backend::TensorRt] {
+        let key = LoadKey {
+            weights: None,
+            backend,
+            threads: 1,
+        };
+        let mut warnings = Vec::new();
+        let m = load_model(&key, &mut warnings).unwrap_or_else(|e| panic!("{backend:?}: {e}"));
+        let info = m.info();
+        if info.backend == Backend::Cpu {
+            assert_eq!(info.precision, Precision::Int8, "{backend:?}: {warnings:?}");
+            if backend == Backend::Cpu {
+                assert!(warnings.is_empty(), "{warnings:?}");
+            } else {
+                assert!(
+                    warnings
+                        .iter()
+                        .any(|w| w.contains("using cpu") && w.contains(cpu_name)),
+                    "{backend:?}: {warnings:?}"
+                );
+            }
+        } else {
+            assert_eq!(info.precision, Precision::Fp32, "{backend:?}: {warnings:?}");
+            assert!(
+                warnings.iter().any(|w| w.contains(gpu_name)),
+                "{backend:?}: {warnings:?}"
+            );
+        }
+    }
+}
+
+/// The bench's int8 roofline model (`DynamicQuantizeMatMul` with int8 weights) loads and runs on the
+/// CPU backend like the float32 one, and each reports the multiply it timed.
+#[test]
+fn int8_roofline_model_runs() {
+    use glimpse::bench::matmul::{measure, Roofline};
+    let cfg = RuntimeConfig {
+        backend: Backend::Cpu,
+        intra_threads: 1,
+    };
+    for kind in [Roofline::Float, Roofline::Int8] {
+        let rate = measure(&cfg, 1, kind).unwrap_or_else(|e| panic!("{kind:?}: {e}"));
+        assert_eq!(rate.kind, kind);
+        assert!(rate.gflops.is_finite() && rate.gflops > 0.0, "{rate:?}");
+    }
+    assert_eq!(Roofline::for_precision(Precision::Int8), Roofline::Int8);
+    assert_eq!(Roofline::for_precision(Precision::Fp16), Roofline::Float);
+}

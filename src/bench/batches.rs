@@ -147,12 +147,16 @@ pub struct Column<'a> {
     pub row_is_position: bool,
     /// The model's timings, one per size.
     pub timings: &'a [BatchTiming],
+    /// ORT's MatMul GFLOP/s of the model's precision ([`super::matmul::Roofline::for_precision`]),
+    /// if measured.
+    pub roofline: Option<f64>,
 }
 
-/// The table's lines: one header, one line per size; `roofline` is ORT's MatMul GFLOP/s (the
-/// share column is left out without it). With two columns a last column gives B's rows per second
-/// over A's.
-pub fn table(columns: &[Column<'_>], roofline: Option<f64>) -> Vec<String> {
+/// The table's lines: one header, one line per size; a `%MatMul` column gives each model's share of
+/// its own roofline (left out when no column has one). With two columns a last column gives B's rows
+/// per second over A's.
+pub fn table(columns: &[Column<'_>]) -> Vec<String> {
+    let shares = columns.iter().any(|c| c.roofline.is_some());
     let mut lines = Vec::new();
     let mut head = format!("{:>5}", "rows");
     for c in columns {
@@ -168,7 +172,7 @@ pub fn table(columns: &[Column<'_>], roofline: Option<f64>) -> Vec<String> {
             format!("{tag}{unit}"),
             format!("{tag}GFLOP/s")
         ));
-        if roofline.is_some() {
+        if shares {
             head.push_str(&format!(" {:>9}", format!("{tag}%MatMul")));
         }
     }
@@ -188,8 +192,12 @@ pub fn table(columns: &[Column<'_>], roofline: Option<f64>) -> Vec<String> {
                 t.rows_per_s(),
                 gflops
             ));
-            if let Some(peak) = roofline {
-                line.push_str(&format!(" {:>8.0}%", 100.0 * gflops / peak.max(1e-9)));
+            match (shares, c.roofline) {
+                (_, Some(peak)) => {
+                    line.push_str(&format!(" {:>8.0}%", 100.0 * gflops / peak.max(1e-9)));
+                }
+                (true, None) => line.push_str(&format!(" {:>9}", "-")),
+                (false, None) => {}
             }
         }
         if let [a, b] = columns {
@@ -231,26 +239,35 @@ mod tests {
                 gflop_per_row: 0.5,
                 row_is_position: true,
                 timings: &a,
+                roofline: Some(100.0),
             },
             Column {
                 label: "B",
                 gflop_per_row: 0.5,
                 row_is_position: true,
                 timings: &b,
+                roofline: Some(400.0),
             },
         ];
-        let lines = table(&cols, Some(100.0));
+        let lines = table(&cols);
         assert_eq!(lines.len(), 3, "{lines:?}");
         assert!(lines[0].contains("A pos/s") && lines[0].contains("B/A"));
-        // Row 1: A 100 pos/s = 50 GFLOP/s = 50 % of 100; B twice as fast.
+        // Row 1: A 100 pos/s = 50 GFLOP/s = 50 % of its roofline 100; B twice as fast, 100 GFLOP/s
+        // = 25 % of its own roofline 400 (an int8 net against the int8 rate).
         assert!(
-            lines[1].contains("100.0") && lines[1].contains("50%"),
+            lines[1].contains("100.0") && lines[1].contains(" 50%") && lines[1].contains(" 25%"),
             "{}",
             lines[1]
         );
         assert!(lines[1].ends_with("2.00×"), "{}", lines[1]);
         assert!(lines[2].ends_with("1.00×"), "{}", lines[2]);
-        let single = table(&cols[..1], None);
-        assert!(!single[0].contains("MatMul") && !single[0].contains("B/A"));
+        let mut single = table(&cols[..1]);
+        assert!(single[0].contains("MatMul") && !single[0].contains("B/A"));
+        let bare = Column {
+            roofline: None,
+            ..cols.into_iter().next().unwrap()
+        };
+        single = table(std::slice::from_ref(&bare));
+        assert!(!single[0].contains("MatMul"), "{}", single[0]);
     }
 }

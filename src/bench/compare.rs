@@ -10,11 +10,11 @@
 //! each, order alternating between positions, each after [`SWITCH_PAUSE`]); nodes/s of both and
 //! B/A, positions per network run.
 
-use super::batches;
 use super::mcts::{bench_params, one_position};
 use super::POSITIONS;
+use super::{batches, matmul};
 use super::{
-    fnv1a, gflop_per_eval, matmul_rate, median, print_batch_table, successor_note, BenchArgs,
+    fnv1a, gflop_per_eval, median, print_batch_table, print_matmul_rate, successor_note, BenchArgs,
     NetArgs,
 };
 use crate::game::Game;
@@ -218,36 +218,34 @@ fn compare_batches(
             return 1;
         }
     };
+    // Each net's share is of its own precision's rate: one measurement per precision in play.
+    let kinds: Vec<matmul::Roofline> = nets
+        .iter()
+        .map(|m| matmul::Roofline::for_precision(m.info().precision))
+        .collect();
+    let mut rates: Vec<(matmul::Roofline, Option<f64>)> = Vec::new();
+    if !args.no_matmul {
+        println!();
+        for &kind in &kinds {
+            if !rates.iter().any(|(k, _)| *k == kind) {
+                rates.push((kind, print_matmul_rate(key, kind)));
+            }
+        }
+    }
     let cols: Vec<batches::Column<'_>> = nets
         .iter()
         .zip(["A", "B"])
         .zip(&timings)
-        .map(|((m, label), t)| batches::Column {
+        .zip(&kinds)
+        .map(|(((m, label), t), kind)| batches::Column {
             label,
             gflop_per_row: gflop_per_eval(m, key).0,
             row_is_position: m.info().kind.one_row_per_position(),
             timings: t,
+            roofline: rates.iter().find(|(k, _)| k == kind).and_then(|(_, r)| *r),
         })
         .collect();
-    let roofline = if args.no_matmul {
-        None
-    } else {
-        match matmul_rate(key) {
-            Ok(r) => {
-                println!();
-                println!(
-                    "MatMul GFLOP/s       : {:.1} (ORT, [{}×{}]·[{}×{}])",
-                    r.gflops, r.rows, r.d, r.d, r.d
-                );
-                Some(r.gflops)
-            }
-            Err(e) => {
-                println!("MatMul GFLOP/s       : not measured ({e})");
-                None
-            }
-        }
-    };
-    print_batch_table(&cols, roofline, reps);
+    print_batch_table(&cols, reps);
     0
 }
 

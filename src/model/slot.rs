@@ -34,6 +34,11 @@ pub struct LoadKey {
 
 /// Loads the model a [`LoadKey`] names (the embedded net or a file).
 ///
+/// The embedded net on a GPU backend (`cuda`, `tensorrt`) is the default's float32 source when the
+/// build has it ([`weights::embedded_for`]); if the provider then falls back to the CPU, the int8
+/// default is loaded instead, on the CPU. A `WeightsFile` is used as given. `warnings` names the
+/// embedded file that plays whenever it is not the default.
+///
 /// # Errors
 /// No embedded net, missing or corrupt file, no ONNX Runtime, contract mismatch.
 pub fn load_model(key: &LoadKey, warnings: &mut Vec<String>) -> Result<Model, ModelError> {
@@ -41,13 +46,47 @@ pub fn load_model(key: &LoadKey, warnings: &mut Vec<String>) -> Result<Model, Mo
         backend: key.backend,
         intra_threads: key.threads.max(1),
     };
-    match &key.weights {
-        None => match weights::embedded() {
-            Some(bytes) => Model::load_bytes(bytes, EMBEDDED, &cfg, warnings),
-            None => Err(ModelError::NoEmbedded),
-        },
-        Some(path) => Model::load_file(Path::new(path), &cfg, warnings),
+    let Some(path) = &key.weights else {
+        return load_embedded(&cfg, warnings);
+    };
+    Model::load_file(Path::new(path), &cfg, warnings)
+}
+
+/// The embedded net for `cfg.backend` (see [`load_model`]).
+fn load_embedded(cfg: &RuntimeConfig, warnings: &mut Vec<String>) -> Result<Model, ModelError> {
+    let gpu = cfg.backend != Backend::Cpu;
+    let (bytes, name) = weights::embedded_for(gpu).ok_or(ModelError::NoEmbedded)?;
+    if name == weights::embedded_name() {
+        return Model::load_bytes(bytes, EMBEDDED, cfg, warnings);
     }
+    let mut notes = Vec::new();
+    let model = Model::load_bytes(bytes, EMBEDDED, cfg, &mut notes)?;
+    if model.info().backend != Backend::Cpu {
+        warnings.append(&mut notes);
+        warnings.push(format!(
+            "{} backend: the embedded default's float32 source {name} plays (the int8 {} is for the CPU)",
+            model.info().backend.as_str(),
+            weights::embedded_name()
+        ));
+        return Ok(model);
+    }
+    // The GPU provider is unavailable: the int8 default is the right net for the CPU it fell back to.
+    warnings.extend(notes.into_iter().filter(|n| n.contains("unavailable")));
+    warnings.push(format!(
+        "backend {} requested, using cpu: the embedded int8 default {} plays",
+        cfg.backend.as_str(),
+        weights::embedded_name()
+    ));
+    let cpu = RuntimeConfig {
+        backend: Backend::Cpu,
+        ..cfg.clone()
+    };
+    Model::load_bytes(
+        weights::embedded().ok_or(ModelError::NoEmbedded)?,
+        EMBEDDED,
+        &cpu,
+        warnings,
+    )
 }
 
 /// A diagnostic from loading, for the caller to print (`info string`, or an error).

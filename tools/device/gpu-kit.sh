@@ -24,9 +24,12 @@ rm -rf .dev/gpu[0-9]* "$kit"/part-*
 split -b 55M -d -a 1 "$kit/ort-gpu.tar.xz" "$kit/part-"
 n=0
 for p in "$kit"/part-*; do n=$((n + 1)); mkdir -p ".dev/gpu$n"; mv "$p" ".dev/gpu$n/"; done
-last=".dev/gpu$n"   # the binary and the nets (about 26 MB) ride with the last part when they fit
-if [ $(( $(du -sm "$last" | cut -f1) + 30 )) -gt 60 ]; then n=$((n + 1)); last=".dev/gpu$n"; mkdir -p "$last"; fi
 net=$(cat weights/DEFAULT); src=${net%-int8.onnx}.onnx
+# The binary (which embeds the int8 twin and its float32 source) and the three nets ride with the last part
+# when they fit: binary + int8 + float32 + float16 (half the float32).
+need=$(( ( $(stat -c %s target/release/glimpse) + $(stat -c %s "weights/$net") + $(stat -c %s "weights/$src") * 3 / 2 ) / 1000000 + 1 ))
+last=".dev/gpu$n"
+if [ $(( $(du -sm "$last" | cut -f1) + need )) -gt 60 ]; then n=$((n + 1)); last=".dev/gpu$n"; mkdir -p "$last"; fi
 cp target/release/glimpse "$last/glimpse"
 cp "weights/$net" "$last/int8.onnx"; cp "weights/$src" "$last/fp32.onnx"
 .venv/bin/python - "$last/fp32.onnx" "$last/fp16.onnx" <<'PY'
