@@ -98,43 +98,42 @@ fn node_in(
     });
 }
 
-fn initializer(out: &mut Vec<u8>, name: &str, rows: usize, cols: usize, seed: &mut u64) {
+/// The next 24 random bits of a linear congruential generator (Knuth's MMIX constants).
+fn next_bits(seed: &mut u64) -> u64 {
+    *seed = seed
+        .wrapping_mul(6_364_136_223_846_793_005)
+        .wrapping_add(1_442_695_040_888_963_407);
+    *seed >> 40
+}
+
+/// A `[rows, cols]` `TensorProto` of element type `elem` named `name` with `raw` data.
+fn tensor(out: &mut Vec<u8>, name: &str, rows: usize, cols: usize, elem: i64, raw: &[u8]) {
     msg(out, 5, |t| {
         int_field(t, 1, rows as i64);
         int_field(t, 1, cols as i64);
-        int_field(t, 2, FLOAT);
+        int_field(t, 2, elem);
         bytes_field(t, 8, name.as_bytes());
-        let scale = 1.0 / (rows as f32).sqrt();
-        let mut raw = Vec::with_capacity(rows * cols * 4);
-        for _ in 0..rows * cols {
-            *seed = seed
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            let u = ((*seed >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * scale;
-            raw.extend_from_slice(&u.to_le_bytes());
-        }
-        bytes_field(t, 9, &raw);
+        bytes_field(t, 9, raw);
     });
+}
+
+fn initializer(out: &mut Vec<u8>, name: &str, rows: usize, cols: usize, seed: &mut u64) {
+    let scale = 1.0 / (rows as f32).sqrt();
+    let mut raw = Vec::with_capacity(rows * cols * 4);
+    for _ in 0..rows * cols {
+        let u = (next_bits(seed) as f32 / (1u64 << 24) as f32 - 0.5) * scale;
+        raw.extend_from_slice(&u.to_le_bytes());
+    }
+    tensor(out, name, rows, cols, FLOAT, &raw);
 }
 
 /// An int8 `[rows, cols]` initializer of uniform random weights in -127..=127 (scale `1/(127·√rows)`
 /// in `<name>_scale`, a float scalar, so the dequantised weights match [`initializer`]'s range).
 fn initializer_int8(out: &mut Vec<u8>, name: &str, rows: usize, cols: usize, seed: &mut u64) {
-    msg(out, 5, |t| {
-        int_field(t, 1, rows as i64);
-        int_field(t, 1, cols as i64);
-        int_field(t, 2, INT8);
-        bytes_field(t, 8, name.as_bytes());
-        let raw: Vec<u8> = (0..rows * cols)
-            .map(|_| {
-                *seed = seed
-                    .wrapping_mul(6_364_136_223_846_793_005)
-                    .wrapping_add(1_442_695_040_888_963_407);
-                (((*seed >> 40) % 255) as i16 - 127) as i8 as u8
-            })
-            .collect();
-        bytes_field(t, 9, &raw);
-    });
+    let raw: Vec<u8> = (0..rows * cols)
+        .map(|_| ((next_bits(seed) % 255) as i16 - 127) as i8 as u8)
+        .collect();
+    tensor(out, name, rows, cols, INT8, &raw);
     msg(out, 5, |t| {
         int_field(t, 2, FLOAT);
         bytes_field(t, 8, format!("{name}_scale").as_bytes());
