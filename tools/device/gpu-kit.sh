@@ -1,8 +1,9 @@
 #!/bin/bash
 # Here, before the GPU machine's calls (`glimpse bench` with the CUDA and TensorRT execution providers): the onnxruntime-gpu 1.31.1 libraries split into parts that fit one call each
 # (.dev/gpu1 … .dev/gpuN, 55 MB apiece), and a last folder with the release binary, the default net's
-# float32 source, its int8 twin and a float16 copy (onnxruntime.transformers.float16, inputs and outputs
-# kept). Needs the venv (`make train-setup`) and `make build`. Then on the device, one call per folder in
+# float32 source, its int8 twin, a float16 copy (onnxruntime.transformers.float16, inputs and outputs
+# kept) and the 270M float16 skeleton (glimpse_train.skeleton: the graph; its weights are made on the device).
+# Needs the venv (`make train-setup`) and `make build`. Then on the device, one call per folder in
 # order, each carrying it: `bash tools/device/gpu-bench.sh .dev/gpuK`; the last call runs the benches.
 # Each call may carry 64 MiB in all: take data/labels, weights, training/campaign and tests/data out of the
 # index and into .git/info/exclude for the calls, as training/device/prepare.sh does (training/CAMPAIGN.md,
@@ -39,6 +40,8 @@ m = convert_float_to_float16(onnx.load(sys.argv[1]), keep_io_types=True)
 meta = {p.key: p.value for p in m.metadata_props}; meta["glimpse.precision"] = "fp16"
 onnx.helper.set_model_props(m, meta); onnx.save(m, sys.argv[2])
 PY
+# The paper's 270M action-value layout at float16 as a graph whose 0.54 GB of weights gpu-bench.sh makes there.
+(cd training && ../.venv/bin/python -m glimpse_train.skeleton --size 270M --precision fp16 --out "../$last")
 touch "$last/RUN"
 du -sh .dev/gpu[0-9]*
 echo "calls: $(for d in .dev/gpu[0-9]*; do printf '%s ' "$d"; done)(each: bash tools/device/gpu-bench.sh DIR, carry DIR)"
