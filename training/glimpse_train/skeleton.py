@@ -26,8 +26,6 @@ import sys
 
 import numpy as np
 
-#: Released sizes as (layers, dim); all have 8 heads, a 1968-row embedding, 79 positions and 128 buckets.
-SIZES = {"9M": (8, 256), "136M": (8, 1024), "270M": (16, 1024)}
 #: Initializers at or below this many bytes stay inside the graph file.
 INLINE_BYTES = 1024
 FILL_STD = 0.02
@@ -44,6 +42,7 @@ def write_skeleton(size: str, precision: str, out_dir: str, seed: int = 0) -> tu
 
     from .convert import set_meta, to_fp16
     from .kinds.action_value import KIND_AV, ModelConfig, build_model, param_shapes
+    from .random_checkpoint import SIZES  # the released models' (layers, dim)
 
     if size not in SIZES:
         raise ValueError(f"size must be one of {', '.join(SIZES)}, not {size!r}")
@@ -102,7 +101,7 @@ def fill_weights(fill_json: str, chunk: int = 1 << 24) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--size", choices=sorted(SIZES), default="270M")
+    ap.add_argument("--size", default="270M", help="9M, 136M or 270M (the released models' shapes)")
     ap.add_argument("--precision", choices=("fp32", "fp16"), default="fp16")
     ap.add_argument("--out", help="folder for the graph and its fill recipe")
     ap.add_argument("--seed", type=int, default=0)
@@ -114,7 +113,10 @@ def main(argv=None) -> int:
         return 0
     if not a.out:
         ap.error("--out or --fill is required")
-    graph, fill = write_skeleton(a.size, a.precision, a.out, a.seed)
+    try:
+        graph, fill = write_skeleton(a.size, a.precision, a.out, a.seed)
+    except ValueError as e:
+        ap.error(str(e))
     print(f"skeleton: wrote {graph} ({os.path.getsize(graph) / 2**10:.0f} KiB) and {fill}")
     return 0
 

@@ -22,8 +22,8 @@ def test_skeleton_fills_and_runs(tmp_path, precision):
         spec = json.load(f)
     model = onnx.load(graph, load_external_data=False)
     ext = [i for i in model.graph.initializer if i.data_location == onnx.TensorProto.EXTERNAL]
-    ends = [int({e.key: e.value for e in i.external_data}["offset"])
-            + int({e.key: e.value for e in i.external_data}["length"]) for i in ext]
+    where = [{e.key: e.value for e in i.external_data} for i in ext]
+    ends = [int(w["offset"]) + int(w["length"]) for w in where]
     assert ext and max(ends) == spec["bytes"]
     meta = {p.key: p.value for p in model.metadata_props}
     assert meta["glimpse.kind"] == "action_value" and meta["glimpse.precision"] == precision
