@@ -212,6 +212,54 @@ fn the_evaluator_hands_mcts_the_priors() {
     assert!((policy.iter().sum::<f32>() - 1.0).abs() < 1e-4);
 }
 
+/// With `Threads` 2 on the CPU a run's rows are split between two single-threaded copies of the
+/// net; every position's Q, priors and WDL are those of the unsplit run (float32 net: to rounding).
+#[test]
+fn rows_split_between_two_threads_give_the_unsplit_results() {
+    let load_with = |threads: usize| {
+        let cfg = RuntimeConfig {
+            backend: Backend::Cpu,
+            intra_threads: threads,
+        };
+        let mut warnings = Vec::new();
+        let m = Model::load_file(&tiny_mavp_path(), &cfg, &mut warnings).expect("load tiny_mavp");
+        assert!(warnings.is_empty(), "{warnings:?}");
+        m
+    };
+    let (mut one, mut two) = (load_with(1), load_with(2));
+    assert_eq!((one.row_shards(), two.row_shards()), (0, 2));
+    let batch: Vec<EvalRequest> = reference()
+        .iter()
+        .take(5)
+        .enumerate()
+        .map(|(i, r)| {
+            let game = Game::from_fen(r["fen"].as_str().unwrap(), false).unwrap();
+            EvalRequest {
+                pos: game.position().clone(),
+                moves: game.legal_moves(),
+                hash: i as u64,
+            }
+        })
+        .collect();
+    assert!(batch.len() >= 3, "an odd batch of several positions");
+    let a = Network::new(&mut one).evaluate(&batch).unwrap();
+    let b = Network::new(&mut two).evaluate(&batch).unwrap();
+    assert_eq!(a.len(), batch.len());
+    assert_eq!(b.len(), batch.len());
+    let close = |x: &[f32], y: &[f32]| {
+        x.len() == y.len() && x.iter().zip(y).all(|(p, q)| (p - q).abs() <= 1e-5)
+    };
+    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+        assert_eq!(x.q.len(), batch[i].moves.len());
+        assert!(close(&x.q, &y.q), "position {i}: Q {:?} vs {:?}", x.q, y.q);
+        assert!(
+            close(x.policy.as_ref().unwrap(), y.policy.as_ref().unwrap()),
+            "position {i}: priors"
+        );
+        assert!(close(&x.wdl.unwrap(), &y.wdl.unwrap()), "position {i}: WDL");
+    }
+}
+
 #[test]
 fn engine_plays_it_over_uci_with_both_choices_and_mcts() {
     let recs = reference();

@@ -46,7 +46,8 @@ pub const PAD_ACTION: i64 = 0;
 pub struct RuntimeConfig {
     /// Execution provider.
     pub backend: Backend,
-    /// ORT intra-op threads (UCI `Threads`), ≥ 1.
+    /// ORT intra-op threads (UCI `Threads`), ≥ 1; on the CPU with ≥ 2 also the number of
+    /// single-threaded copies that split a run's rows ([`ROW_SHARDS`]).
     pub intra_threads: usize,
 }
 
@@ -215,6 +216,14 @@ fn tensor_error(what: &'static str, e: &impl std::fmt::Display) -> ModelError {
     .into()
 }
 
+/// Token or action ids outside `0..1968`.
+fn check_ids(ids: &[i64]) -> Result<(), ModelError> {
+    match ids.iter().find(|&&t| !(0..NUM_ACTIONS as i64).contains(&t)) {
+        Some(bad) => Err(InputError::TokenOutOfRange(*bad).into()),
+        None => Ok(()),
+    }
+}
+
 /// A panic inside `ort` during a run.
 fn inference_panic(message: String) -> ModelError {
     InferenceError::Panicked(message).into()
@@ -224,16 +233,144 @@ fn inference_panic(message: String) -> ModelError {
 pub struct Model {
     info: ModelInfo,
     session: Session,
-    input_name: String,
-    /// The `actions` input (MAV only).
-    actions_name: Option<String>,
-    output_name: String,
+    /// Single-threaded sessions of the same net ([`ROW_SHARDS`]): a run of at least
+    /// [`SHARD_MIN_ROWS`] rows is cut into one contiguous block of rows per shard, run at the same
+    /// time on as many threads. Empty unless the CPU backend has `Threads` ≥ 2.
+    shards: Vec<Session>,
+    names: contract::Names,
 }
+
+/// Whether a CPU session with `Threads` T ≥ 2 also loads T single-threaded copies of the net that
+/// split a run's rows between them (data parallelism) instead of splitting each operator between
+/// T threads (ORT's intra-op pool). On the 2-core development machine, with the c52 int8 net,
+/// two single-threaded MCTS searches at 8 rows a run made 201 + 203 nodes/s side by side where one
+/// search on 2 intra-op threads at 16 rows made 288 (`glimpse bench --mcts --nodes 400`,
+/// 2026-11-28): the net's small operators (128 wide) leave a 2-thread pool waiting on itself.
+pub const ROW_SHARDS: bool = true;
+
+/// The fewest rows a run splits between the shards; smaller runs (the one-row root of a search)
+/// take the session with T intra-op threads.
+pub const SHARD_MIN_ROWS: usize = 2;
 
 impl std::fmt::Debug for Model {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Model").field("info", &self.info).finish()
+        f.debug_struct("Model")
+            .field("info", &self.info)
+            .field("shards", &self.shards.len())
+            .finish()
     }
+}
+
+/// `rows` rows cut into at most `parts` contiguous blocks of sizes that differ by at most one
+/// (larger blocks first); no empty block.
+pub fn row_blocks(rows: usize, parts: usize) -> Vec<std::ops::Range<usize>> {
+    let parts = parts.clamp(1, rows.max(1));
+    let (base, extra) = (rows / parts, rows % parts);
+    let mut start = 0;
+    (0..parts)
+        .map(|i| {
+            let len = base + usize::from(i < extra);
+            let r = start..start + len;
+            start += len;
+            r
+        })
+        .filter(|r| !r.is_empty())
+        .collect()
+}
+
+/// The inputs of one run: token ids (`[rows, seq_len]`, row-major) and, for kinds with an actions
+/// input, action ids (`[rows, moves]`).
+#[derive(Clone, Copy)]
+struct Batch<'a> {
+    tokens: &'a [i64],
+    actions: Option<&'a [i64]>,
+    rows: usize,
+    moves: usize,
+}
+
+impl<'a> Batch<'a> {
+    /// The rows `r` of this batch.
+    fn rows(&self, r: std::ops::Range<usize>, seq_len: usize) -> Batch<'a> {
+        Batch {
+            tokens: &self.tokens[r.start * seq_len..r.end * seq_len],
+            actions: self
+                .actions
+                .map(|a| &a[r.start * self.moves..r.end * self.moves]),
+            rows: r.len(),
+            moves: self.moves,
+        }
+    }
+}
+
+/// One ORT run of `batch` on `session`: `log_probs` (`[rows, outputs]`, or `[rows, moves,
+/// outputs]` with actions) and the `extra` outputs, each checked against its expected size.
+fn forward(
+    session: &mut Session,
+    names: &contract::Names,
+    info: &ModelInfo,
+    batch: Batch<'_>,
+    extra: &[ExtraOutput],
+) -> Result<MoveOutputs, ModelError> {
+    let (seq_len, outputs, rows, moves) = (info.seq_len, info.outputs, batch.rows, batch.moves);
+    guarded("running the model", inference_panic, || {
+        let t = TensorRef::from_array_view(([rows, seq_len], batch.tokens))
+            .map_err(|e| tensor_error("input", &e))?;
+        let result = match (batch.actions, &names.actions) {
+            (Some(actions), Some(name)) => {
+                let a = TensorRef::from_array_view(([rows, moves], actions))
+                    .map_err(|e| tensor_error("actions", &e))?;
+                session.run(ort::inputs![names.input.as_str() => t, name.as_str() => a])
+            }
+            _ => session.run(ort::inputs![names.input.as_str() => t]),
+        }
+        .map_err(|e| InferenceError::Run(e.to_string()))?;
+        let value = result
+            .get(names.output.as_str())
+            .ok_or_else(|| InferenceError::OutputMissing(names.output.clone()))?;
+        let (shape, data) = value
+            .try_extract_tensor::<f32>()
+            .map_err(|e| InferenceError::ReadOutput(e.to_string()))?;
+        let dims: Vec<i64> = shape.iter().copied().collect();
+        let expected = if batch.actions.is_some() {
+            vec![rows, moves, outputs]
+        } else {
+            vec![rows, outputs]
+        };
+        let want: Vec<i64> = expected.iter().map(|&d| d as i64).collect();
+        if dims != want || data.len() != expected.iter().product::<usize>() {
+            return Err(InferenceError::Shape {
+                found: dims,
+                expected,
+            }
+            .into());
+        }
+        let log_probs = data.to_vec();
+        let extra = extra
+            .iter()
+            .map(|x| {
+                let value = result
+                    .get(x.name)
+                    .ok_or_else(|| InferenceError::OutputMissing(x.name.to_string()))?;
+                let (_, data) =
+                    value
+                        .try_extract_tensor::<f32>()
+                        .map_err(|e| InferenceError::ReadExtra {
+                            name: x.name,
+                            message: e.to_string(),
+                        })?;
+                let want = x.len(rows, moves);
+                if data.len() != want {
+                    return Err(InferenceError::ExtraLength {
+                        name: x.name,
+                        found: data.len(),
+                        expected: want,
+                    });
+                }
+                Ok(data.to_vec())
+            })
+            .collect::<Result<_, InferenceError>>()?;
+        Ok(MoveOutputs { log_probs, extra })
+    })
 }
 
 impl Model {
@@ -313,8 +450,25 @@ impl Model {
                     backend.as_str()
                 ));
             }
-            let model = Self::check(session, source, backend)?;
+            let mut model = Self::check(session, source, backend)?;
             warnings.extend(precision_note(model.info.precision, backend));
+            if ROW_SHARDS && backend == Backend::Cpu && cfg.intra_threads >= 2 {
+                let one = RuntimeConfig {
+                    backend,
+                    intra_threads: 1,
+                };
+                let shards: Result<Vec<Session>, String> = (0..cfg.intra_threads)
+                    .map(|_| session_for(&env, &src, &one, backend))
+                    .collect();
+                match shards {
+                    Ok(s) => model.shards = s,
+                    Err(why) => warnings.push(format!(
+                        "single-threaded copies of the net not loaded ({}); runs use {} intra-op threads",
+                        why.lines().next().unwrap_or(""),
+                        cfg.intra_threads
+                    )),
+                }
+            }
             Ok(model)
         })
     }
@@ -324,6 +478,11 @@ impl Model {
         &self.info
     }
 
+    /// The single-threaded copies a run's rows are split between (0: every run on one session).
+    pub fn row_shards(&self) -> usize {
+        self.shards.len()
+    }
+
     /// Runs `rows` rows of `info().seq_len` token ids (row-major, length `rows * seq_len`) and returns
     /// `rows * info().outputs` log-probs, row-major. Not for multi-action-value models (see
     /// [`Model::run_moves`]).
@@ -331,10 +490,10 @@ impl Model {
     /// # Errors
     /// Wrong input length, token ids outside `0..1968`, a MAV model, or an ORT failure.
     pub fn run(&mut self, tokens: &[i64], rows: usize) -> Result<Vec<f32>, ModelError> {
-        if self.actions_name.is_some() {
+        if self.names.actions.is_some() {
             return Err(InputError::NeedsActions(self.info.kind).into());
         }
-        let (seq_len, outputs) = (self.info.seq_len, self.info.outputs);
+        let seq_len = self.info.seq_len;
         if tokens.len() != rows * seq_len {
             return Err(InputError::TokenCount {
                 found: tokens.len(),
@@ -346,46 +505,21 @@ impl Model {
         if rows == 0 {
             return Ok(Vec::new());
         }
-        if let Some(bad) = tokens
-            .iter()
-            .find(|&&t| !(0..NUM_ACTIONS as i64).contains(&t))
-        {
-            return Err(InputError::TokenOutOfRange(*bad).into());
-        }
-        let Model {
-            session,
-            input_name,
-            output_name,
-            ..
-        } = self;
-        guarded("running the model", inference_panic, || {
-            let input = TensorRef::from_array_view(([rows, seq_len], tokens))
-                .map_err(|e| tensor_error("input", &e))?;
-            let result = session
-                .run(ort::inputs![input_name.as_str() => input])
-                .map_err(|e| InferenceError::Run(e.to_string()))?;
-            let value = result
-                .get(output_name.as_str())
-                .ok_or_else(|| InferenceError::OutputMissing(output_name.clone()))?;
-            let (shape, data) = value
-                .try_extract_tensor::<f32>()
-                .map_err(|e| InferenceError::ReadOutput(e.to_string()))?;
-            let dims: Vec<i64> = shape.iter().copied().collect();
-            if dims != [rows as i64, outputs as i64] || data.len() != rows * outputs {
-                return Err(InferenceError::Shape {
-                    found: dims,
-                    expected: vec![rows, outputs],
-                }
-                .into());
-            }
-            Ok(data.to_vec())
-        })
+        check_ids(tokens)?;
+        let batch = Batch {
+            tokens,
+            actions: None,
+            rows,
+            moves: 0,
+        };
+        self.forward_rows(batch, &[]).map(|o| o.log_probs)
     }
 
     /// Runs a multi-action-value model: `rows` rows of 78 token ids (`tokens`, row-major) and
     /// `moves` action ids per row (`actions`, row-major, length `rows * moves`; pad short rows with
     /// [`PAD_ACTION`]). Returns `rows * moves * info().outputs` log-probs, row-major
-    /// (`[row][move][bucket]`); the values at padded slots are to be ignored. One ORT run.
+    /// (`[row][move][bucket]`); the values at padded slots are to be ignored. One ORT run (one per
+    /// shard, at the same time, with [`Model::row_shards`]).
     ///
     /// # Errors
     /// Not a MAV model, wrong input lengths, `moves == 0` with `rows > 0`, token or action ids
@@ -403,7 +537,7 @@ impl Model {
 
     /// [`Model::run_moves`] that also reads the float32 outputs `extra` (declared by the kind and
     /// checked at load), each flattened row-major with the sizes its [`ExtraOutput`] shape gives
-    /// for `rows` and `moves`. One ORT run.
+    /// for `rows` and `moves`.
     ///
     /// # Errors
     /// As [`Model::run_moves`]; an extra output missing or of the wrong size.
@@ -415,10 +549,10 @@ impl Model {
         moves: usize,
         extra: &[ExtraOutput],
     ) -> Result<MoveOutputs, ModelError> {
-        let (seq_len, outputs) = (self.info.seq_len, self.info.outputs);
-        let Some(actions_name) = self.actions_name.clone() else {
+        let seq_len = self.info.seq_len;
+        if self.names.actions.is_none() {
             return Err(InputError::NoActionsInput(self.info.kind).into());
-        };
+        }
         if tokens.len() != rows * seq_len {
             return Err(InputError::TokenCount {
                 found: tokens.len(),
@@ -444,69 +578,79 @@ impl Model {
         if moves == 0 {
             return Err(InputError::NoMoves.into());
         }
-        if let Some(bad) = tokens
-            .iter()
-            .chain(actions)
-            .find(|&&t| !(0..NUM_ACTIONS as i64).contains(&t))
-        {
-            return Err(InputError::TokenOutOfRange(*bad).into());
-        }
+        check_ids(tokens)?;
+        check_ids(actions)?;
+        let batch = Batch {
+            tokens,
+            actions: Some(actions),
+            rows,
+            moves,
+        };
+        self.forward_rows(batch, extra)
+    }
+
+    /// Runs a checked batch: on the main session, or cut into [`row_blocks`] that the shards run
+    /// at the same time (the first on the calling thread), their outputs joined in row order.
+    /// Every output's first dimension is the batch, so joining is concatenation.
+    fn forward_rows(
+        &mut self,
+        batch: Batch<'_>,
+        extra: &[ExtraOutput],
+    ) -> Result<MoveOutputs, ModelError> {
         let Model {
+            info,
             session,
-            input_name,
-            output_name,
-            ..
+            shards,
+            names,
         } = self;
-        guarded("running the model", inference_panic, || {
-            let t = TensorRef::from_array_view(([rows, seq_len], tokens))
-                .map_err(|e| tensor_error("input", &e))?;
-            let a = TensorRef::from_array_view(([rows, moves], actions))
-                .map_err(|e| tensor_error("actions", &e))?;
-            let result = session
-                .run(ort::inputs![input_name.as_str() => t, actions_name.as_str() => a])
-                .map_err(|e| InferenceError::Run(e.to_string()))?;
-            let value = result
-                .get(output_name.as_str())
-                .ok_or_else(|| InferenceError::OutputMissing(output_name.clone()))?;
-            let (shape, data) = value
-                .try_extract_tensor::<f32>()
-                .map_err(|e| InferenceError::ReadOutput(e.to_string()))?;
-            let dims: Vec<i64> = shape.iter().copied().collect();
-            if dims != [rows as i64, moves as i64, outputs as i64]
-                || data.len() != rows * moves * outputs
-            {
-                return Err(InferenceError::Shape {
-                    found: dims,
-                    expected: vec![rows, moves, outputs],
-                }
-                .into());
-            }
-            let log_probs = data.to_vec();
-            let extra = extra
+        let by_rows = extra
+            .iter()
+            .all(|x| x.shape.first() == Some(&crate::model::kinds::Dim::Batch));
+        if shards.len() < 2 || batch.rows < SHARD_MIN_ROWS || !by_rows {
+            return forward(session, names, info, batch, extra);
+        }
+        let blocks = row_blocks(batch.rows, shards.len());
+        let (info, names) = (&*info, &*names);
+        let parts: Vec<Result<MoveOutputs, ModelError>> = std::thread::scope(|s| {
+            let mut sessions = shards.iter_mut();
+            let first = sessions.next().expect("two or more shards");
+            let handles: Vec<_> = blocks[1..]
                 .iter()
-                .map(|x| {
-                    let value = result
-                        .get(x.name)
-                        .ok_or_else(|| InferenceError::OutputMissing(x.name.to_string()))?;
-                    let (_, data) = value.try_extract_tensor::<f32>().map_err(|e| {
-                        InferenceError::ReadExtra {
-                            name: x.name,
-                            message: e.to_string(),
-                        }
-                    })?;
-                    let want = x.len(rows, moves);
-                    if data.len() != want {
-                        return Err(InferenceError::ExtraLength {
-                            name: x.name,
-                            found: data.len(),
-                            expected: want,
-                        });
-                    }
-                    Ok(data.to_vec())
+                .zip(sessions)
+                .map(|(r, sess)| {
+                    let part = batch.rows(r.clone(), info.seq_len);
+                    s.spawn(move || forward(sess, names, info, part, extra))
                 })
-                .collect::<Result<_, InferenceError>>()?;
-            Ok(MoveOutputs { log_probs, extra })
-        })
+                .collect();
+            let mut parts = vec![forward(
+                first,
+                names,
+                info,
+                batch.rows(blocks[0].clone(), info.seq_len),
+                extra,
+            )];
+            parts.extend(handles.into_iter().map(|h| {
+                h.join().unwrap_or_else(|p| {
+                    Err(inference_panic(format!(
+                        "running the model: a row shard panicked: {}",
+                        super::runtime::panic_message(p.as_ref())
+                    )))
+                })
+            }));
+            parts
+        });
+        let mut out = MoveOutputs {
+            log_probs: Vec::new(),
+            extra: vec![Vec::new(); extra.len()],
+        };
+        for part in parts {
+            let part = part?;
+            out.log_probs.extend(part.log_probs);
+            for (all, x) in out.extra.iter_mut().zip(part.extra) {
+                all.extend(x);
+            }
+        }
+        Ok(out)
     }
 
     /// One input row for `fen` as the model's kind lays it out (`[0, 77 tokens]`, AV with
@@ -532,7 +676,7 @@ impl Model {
             "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
             Some(317),
         )?;
-        if self.actions_name.is_some() {
+        if self.names.actions.is_some() {
             return self.run_moves(&row, &[317], 1, 1).map(|_| ());
         }
         self.run(&row, 1).map(|_| ())
@@ -551,6 +695,27 @@ mod tests {
             assert_eq!(precision_note(Precision::Fp16, backend), None);
         }
         assert_eq!(precision_note(Precision::Int8, Backend::Cpu), None);
+    }
+
+    #[test]
+    fn row_blocks_are_contiguous_balanced_and_never_empty() {
+        let lens = |rows, parts| -> Vec<usize> {
+            let blocks = row_blocks(rows, parts);
+            let mut next = 0;
+            for b in &blocks {
+                assert_eq!(b.start, next, "contiguous");
+                next = b.end;
+            }
+            assert_eq!(next, rows, "every row once");
+            blocks.iter().map(|b| b.len()).collect()
+        };
+        assert_eq!(lens(16, 2), [8, 8]);
+        assert_eq!(lens(5, 2), [3, 2]);
+        assert_eq!(lens(7, 3), [3, 2, 2]);
+        assert_eq!(lens(1, 2), [1]);
+        assert_eq!(lens(3, 8), [1, 1, 1]);
+        assert_eq!(lens(4, 0), [4]);
+        assert!(lens(0, 2).is_empty());
     }
 
     #[test]

@@ -21,10 +21,13 @@ struct Metadata {
 }
 
 /// The names of the checked inputs and output.
-struct Names {
-    input: String,
-    actions: Option<String>,
-    output: String,
+pub(super) struct Names {
+    /// The `tokens` input.
+    pub(super) input: String,
+    /// The `actions` input (kinds with one).
+    pub(super) actions: Option<String>,
+    /// The `log_probs` output.
+    pub(super) output: String,
 }
 
 impl Model {
@@ -59,9 +62,8 @@ impl Model {
                 precision: meta.precision,
             },
             session,
-            input_name: names.input,
-            actions_name: names.actions,
-            output_name: names.output,
+            shards: Vec::new(),
+            names,
         })
     }
 }
