@@ -10,6 +10,8 @@ measured it, and each table gives that command and the date:
   policy-head and blend accuracy, Lichess puzzles;
 * ``bench/<net>.json``: ``make bench-results`` (``glimpse_tools.bench_results``): ``glimpse bench``, searchless
   and MCTS;
+* ``scaling/*.json``: ``make scaling`` (``glimpse_tools.scaling``) against one Stockfish ``UCI_Elo`` level:
+  the shipped net searchless and with MCTS at N playouts a move;
 * ``sprt/<net>.json``: ``make sprt-candidate OUT=tools/results/sprt/<net>`` (``tools/match.py``): the SPRT that
   made the net the default.
 
@@ -203,9 +205,42 @@ def int8(r: Results) -> str:
             + f"\nCommands: `make heldout NET=weights/<file>`, `make bench-results NET=weights/<file>`.\n")
 
 
+def scaling(r: Results) -> str:
+    """The model card's scaling table: every point of the ``make scaling`` runs in ``scaling/`` (the searchless
+    engine first, then MCTS by playouts), each against its opponent, with the Elo difference and, against a
+    Stockfish ``UCI_Elo`` level, the Elo on that scale (the level plus the difference)."""
+    docs = [json.loads(p.read_text()) for p in sorted((r.folder / "scaling").glob("*.json"))]
+    docs = [d for d in docs if "engine_a_spec" in d]  # not the per-N match files beside them
+    if not docs:
+        raise FileNotFoundError("tools/results/scaling/*.json is missing: run make scaling (tools/README.md)")
+    points, commands = [], []
+    for doc in docs:
+        mcts = doc["engine_a_spec"]["options"].get("SearchMode", "").lower() == "mcts"
+        opp = doc["engine_b_spec"]["options"]
+        level = float(opp["UCI_Elo"]) if "UCI_Elo" in opp else None
+        against = f"`UCI_Elo {opp['UCI_Elo']}`" if level is not None else doc["engines"]["B"]["label"]
+        commands.append(f"`{doc['command']}` ({doc['started'][:4]}-{doc['started'][4:6]}-{doc['started'][6:8]})")
+        for x in doc["rows"]:
+            if not x["games"]:
+                continue
+            elo = x["elo"]
+            diff = "—" if elo is None else (
+                signed(elo) + ("" if x["elo_low"] is None or x["elo_high"] is None else
+                               f" (95 % {signed(x['elo_low'])} … {signed(x['elo_high'])})"))
+            points.append(((mcts, x["playouts"]), [
+                f"MCTS, {x['playouts']} playout{'s' * (x['playouts'] != 1)} a move" if mcts else "searchless", against,
+                f"+{x['wins']} ={x['draws']} −{x['losses']} ({pct(x['score'], 0)})", diff,
+                "—" if level is None or elo is None else f"{level + elo:.0f}",
+                "—" if x["a_ms_per_move"] is None else f"{x['a_ms_per_move']:.0f}"]))
+    rows = [cells for _, cells in sorted(points, key=lambda p: p[0])]
+    return ("Commands: " + "; ".join(commands) + ".\n\n"
+            + table(["Glimpse", "opponent", "games", "Elo difference", "Elo on the scale", "ms a move"], rows))
+
+
 #: Every block name and the function that renders it.
 BLOCKS: dict[str, Callable[[Results], str]] = {
-    "strength": strength, "bench": bench, "heldout": heldout, "ladder": ladder, "sprt": sprt, "int8": int8}
+    "strength": strength, "bench": bench, "heldout": heldout, "ladder": ladder, "sprt": sprt, "int8": int8,
+    "scaling": scaling}
 
 
 def fill(text: str, r: Results) -> tuple[str, list[str]]:

@@ -26,6 +26,7 @@ import asyncio
 import datetime as dt
 import json
 import math
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -282,6 +283,7 @@ def main(argv: list[str] | None = None) -> int:
         "elo_model": "logistic Elo, 95 % interval from the trinomial normal approximation (tools/enginelib.py "
                      "elo_stats); null where infinite",
         "started": stamp,
+        "command": "python -m glimpse_tools.scaling " + shlex.join(argv),
     }
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     if any(r["games"] for r in rows):

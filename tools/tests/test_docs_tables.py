@@ -32,7 +32,7 @@ def make_repo(tmp_path: Path) -> Path:
     (tmp_path / "weights").mkdir()
     (tmp_path / "weights" / "DEFAULT").write_text("net-int8.onnx\n")
     res = tmp_path / "tools" / "results"
-    for sub in ("heldout", "bench", "ladder", "sprt"):
+    for sub in ("heldout", "bench", "ladder", "sprt", "scaling"):
         (res / sub).mkdir(parents=True)
     (res / "heldout" / "net-int8.json").write_text(json.dumps(heldout("net-int8", 0.4176)))
     (res / "heldout" / "net.json").write_text(json.dumps(heldout("net", 0.4197)))
@@ -53,6 +53,17 @@ def make_repo(tmp_path: Path) -> Path:
         "command": "make sprt-candidate", "time_control": {"text": "10+0.1"}, "games": 645, "wins": 365,
         "draws": 23, "losses": 257, "score": 0.5837, "elo": 58.7, "elo_low": 32.3, "elo_high": 85.8,
         "sprt": {"elo0": 0, "elo1": 10, "alpha": 0.05, "beta": 0.05, "llr": 2.95, "state": "H1 accepted"}}))
+    for name, opts, points in (("mcts", {"SearchMode": "mcts"}, [(64, 12, 2, 6), (1, 9, 1, 10)]),
+                               ("searchless", {"SearchMode": "searchless"}, [(1, 10, 2, 8)])):
+        rows = [{"playouts": n, "games": w + d + l, "wins": w, "draws": d, "losses": l,
+                 "score": (w + d / 2) / (w + d + l), "elo": 10.0 * (w - l), "elo_low": 10.0 * (w - l) - 150,
+                 "elo_high": None, "a_ms_per_move": 3.0 * n} for n, w, d, l in points]
+        rows.append({"playouts": 256, "games": 0})  # an interrupted run's empty point
+        (res / "scaling" / f"{name}-n1.json").write_text(json.dumps({"games": 1, "wins": 1}))  # a match file
+        (res / "scaling" / f"{name}.json").write_text(json.dumps({
+            "engine_a_spec": {"options": opts}, "engine_b_spec": {"options": {"UCI_Elo": "1500"}},
+            "engines": {"B": {"label": "Stockfish 15.1"}}, "started": "20261128-023000",
+            "command": f"python -m glimpse_tools.scaling --x {name}", "rows": rows}))
     return tmp_path
 
 
@@ -79,6 +90,13 @@ def test_every_block_renders_its_results(tmp_path):
     assert "`806-00ff00ff00ff00ff`" in new and "47.10 ms" in new and "81.00 ms" in new and "569.4" in new
     assert "**H1 accepted** after 645 games, LLR 2.95" in new and "Elo **+59** (95 % +32 … +86)" in new
     assert "+3 =1 −0 (88 %)" in new  # a ladder row
+    # Scaling: searchless first, then MCTS by playouts; Elo on the opponent's UCI_Elo scale; no empty point.
+    lines = [ln for ln in new.splitlines() if ln.startswith(("| searchless |", "| MCTS, "))]
+    assert [ln.split(" | ")[0] for ln in lines] == ["| searchless", "| MCTS, 1 playout a move",
+                                                    "| MCTS, 64 playouts a move"]
+    assert "| +12 =2 −6 (65 %) | +60 | 1560 | 192 |" in lines[2]  # an open interval end gives no interval
+    assert "−10 (95 % −160 … +0)" not in new and "| −10 | 1490 | 3 |" in lines[1]
+    assert "`python -m glimpse_tools.scaling --x mcts` (2026-11-28)" in new
     # Writing twice changes nothing.
     assert dt.fill(new, r) == (new, [])
 

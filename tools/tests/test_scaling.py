@@ -118,6 +118,8 @@ class ScalingRunTest(unittest.TestCase):
             self.assertEqual(doc["engines"]["A"]["options"], {"SearchMode": "mcts"})
             self.assertEqual(doc["engines"]["B"]["options"], {})
             self.assertEqual(doc["warnings"], [])
+            self.assertTrue(doc["command"].startswith("python -m glimpse_tools.scaling --a "))
+            self.assertIn("--playouts 1 4 16 --games 2", doc["command"])
             self.assertTrue(Path(f"{tmp}/s.png").read_bytes().startswith(b"\x89PNG"))
             for n in (1, 4, 16):
                 games = read_pgn(f"{tmp}/s-n{n}.pgn")
