@@ -47,7 +47,7 @@ pub struct RuntimeConfig {
     /// Execution provider.
     pub backend: Backend,
     /// ORT intra-op threads (UCI `Threads`), ≥ 1; on the CPU with ≥ 2 also the number of
-    /// single-threaded copies that split a run's rows ([`ROW_SHARDS`]).
+    /// single-threaded copies that split a run's rows ([`Model::row_shards`]).
     pub intra_threads: usize,
 }
 
@@ -233,20 +233,16 @@ fn inference_panic(message: String) -> ModelError {
 pub struct Model {
     info: ModelInfo,
     session: Session,
-    /// Single-threaded sessions of the same net ([`ROW_SHARDS`]): a run of at least
-    /// [`SHARD_MIN_ROWS`] rows is cut into one contiguous block of rows per shard, run at the same
-    /// time on as many threads. Empty unless the CPU backend has `Threads` ≥ 2.
+    /// T single-threaded sessions of the same net when the CPU backend has `Threads` T ≥ 2, else
+    /// none: a run of at least [`SHARD_MIN_ROWS`] rows is cut into one contiguous block of rows per
+    /// shard, run at the same time on T threads (data parallelism instead of ORT's intra-op pool
+    /// splitting each operator). With the c52 int8 net on the 2-core development machine: MCTS
+    /// 292 → 311 nodes/s, the mean of six interleaved runs of each (`glimpse bench --mcts --nodes
+    /// 400`, 2026-11-28); two single-threaded processes side by side made 1.3–1.4× one process on
+    /// 2 intra-op threads, so the net's small (128-wide) operators do not fill a 2-thread pool.
     shards: Vec<Session>,
     names: contract::Names,
 }
-
-/// Whether a CPU session with `Threads` T ≥ 2 also loads T single-threaded copies of the net that
-/// split a run's rows between them (data parallelism) instead of splitting each operator between
-/// T threads (ORT's intra-op pool). On the 2-core development machine, with the c52 int8 net,
-/// two single-threaded MCTS searches at 8 rows a run made 201 + 203 nodes/s side by side where one
-/// search on 2 intra-op threads at 16 rows made 288 (`glimpse bench --mcts --nodes 400`,
-/// 2026-11-28): the net's small operators (128 wide) leave a 2-thread pool waiting on itself.
-pub const ROW_SHARDS: bool = true;
 
 /// The fewest rows a run splits between the shards; smaller runs (the one-row root of a search)
 /// take the session with T intra-op threads.
@@ -452,7 +448,7 @@ impl Model {
             }
             let mut model = Self::check(session, source, backend)?;
             warnings.extend(precision_note(model.info.precision, backend));
-            if ROW_SHARDS && backend == Backend::Cpu && cfg.intra_threads >= 2 {
+            if backend == Backend::Cpu && cfg.intra_threads >= 2 {
                 let one = RuntimeConfig {
                     backend,
                     intra_threads: 1,
