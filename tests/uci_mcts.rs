@@ -272,7 +272,8 @@ fn bad_mcts_option_values_keep_the_previous_value() {
         "setoption name SearchMode value alphabeta",
         "setoption name CPuct value -3",
         "setoption name CPuct value abc",
-        "setoption name MinibatchSize value 0",
+        "setoption name MinibatchSize value -1",
+        "setoption name MaxCollisionEvents value 0",
         "setoption name PolicyUniformMix value 2",
         "setoption name Hash value 0",
     ] {
@@ -280,7 +281,7 @@ fn bad_mcts_option_values_keep_the_previous_value() {
     }
     let lines = e.ready();
     assert!(
-        lines.iter().filter(|l| l.contains("error")).count() >= 6,
+        lines.iter().filter(|l| l.contains("error")).count() >= 7,
         "{lines:#?}"
     );
     e.send("position startpos");

@@ -135,6 +135,9 @@ pub struct Capabilities {
     pub one_row_per_position: bool,
     /// The WDL head: [`Scores::wdl`] per position.
     pub wdl: bool,
+    /// The execution provider the net runs on (after any fallback), which sets MCTS's
+    /// minibatch when `MinibatchSize` is 0.
+    pub backend: crate::model::Backend,
 }
 
 impl Model {
@@ -147,6 +150,7 @@ impl Model {
             value: spec.has_value(),
             one_row_per_position: kind.one_row_per_position(),
             wdl: spec.extra_outputs().iter().any(|o| o.name == "wdl"),
+            backend: self.info().backend,
         }
     }
 

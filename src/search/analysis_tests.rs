@@ -244,6 +244,7 @@ fn one_pass() -> Capabilities {
         value: true,
         one_row_per_position: true,
         wdl: true,
+        backend: crate::model::Backend::Cpu,
     }
 }
 

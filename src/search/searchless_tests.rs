@@ -54,6 +54,7 @@ fn caps(kind: &str, value: bool) -> Capabilities {
         value,
         one_row_per_position: true,
         wdl: true,
+        backend: crate::model::Backend::Cpu,
     }
 }
 

@@ -3,7 +3,9 @@
 //! [`Algorithm::layers`]), turns `stop`, `ponderhit` and the soft deadline into the playout
 //! loop's limits, and reports typed info lines every [`INFO_INTERVAL`].
 
-use super::{playout, position_hash, Limits, Progress, Proven, RootLine, StopReason, Tree};
+use super::{
+    playout, position_hash, Limits, MctsParams, Progress, Proven, RootLine, StopReason, Tree,
+};
 use crate::game::Game;
 use crate::model::{Capabilities, EvalRequest, Evaluator, LoadKey, ModelError};
 use crate::search::control::Control;
@@ -176,10 +178,11 @@ impl Algorithm for Mcts {
         if head_wdl {
             root_wdl(&mut tree, net.evaluator);
         }
+        let params = settings.mcts_params.for_backend(net.caps.backend);
         let (reason, progress) = run_playouts(
             &mut tree,
             net.evaluator,
-            req,
+            (req, &params),
             (ctl, sink),
             &mut limits,
             root_tb.as_ref(),
@@ -251,13 +254,14 @@ pub(super) fn root_wdl(tree: &mut Tree, evaluator: &mut dyn Evaluator) {
     }
 }
 
-/// The playout loop with the engine's poll: `stop`, the provisional best move after every
+/// The playout loop with `params` (the settings' with the minibatch resolved for the backend)
+/// and the engine's poll: `stop`, the provisional best move after every
 /// minibatch, `ponderhit` (the soft deadline from then on) and an info line every
 /// [`INFO_INTERVAL`].
 fn run_playouts(
     tree: &mut Tree,
     evaluator: &mut dyn Evaluator,
-    req: &SearchRequest,
+    (req, params): (&SearchRequest, &MctsParams),
     (ctl, sink): (&Control, &SearchSink),
     limits: &mut Limits,
     root_tb: Option<&RootProbe>,
@@ -299,7 +303,7 @@ fn run_playouts(
         }
         false
     };
-    playout::search(tree, evaluator, &settings.mcts_params, limits, &mut poll)
+    playout::search(tree, evaluator, params, limits, &mut poll)
 }
 
 /// The move to play from the searched tree: the best line's first move (and its second as the

@@ -22,8 +22,13 @@
 //!   the successor's value with Q_net as the searchless `SuccessorValue` policy does.
 //!   Values are stored from the point of view of the player who made the move into the node, so
 //!   a backup alternates v ↦ 1 − v.
-//! - **Batching**: up to `MinibatchSize` leaves per network call, kept apart by virtual loss
-//!   (a visit in flight counts as a loss for the mover); a leaf selected twice ends the gathering.
+//! - **Batching**: up to `MinibatchSize` leaves per network call (0: 16 on the CPU, 256 on a
+//!   GPU, [`MctsParams::for_backend`]), kept apart by virtual loss (a visit in flight counts as a
+//!   loss for the mover). A descent that reaches a leaf already in the batch is a collision: its
+//!   virtual loss stays until the batch is backed up, steering later descents elsewhere, and the
+//!   gathering goes on until the batch is full or [`collision_limit`] collisions happened — one
+//!   in a small tree, more as it grows (Lc0's `MaxCollisionEvents` and the tree-size scaling of
+//!   its `MaxCollisionVisits`).
 //! - **Tablebases**: a child reached by a capture or pawn move with at most `SyzygyProbeLimit`
 //!   pieces and no castling rights takes its value from the Syzygy WDL tables as a terminal (no
 //!   network call; counted in `tbhits`); at the root, only the moves the tables rank best are
@@ -73,8 +78,13 @@ pub struct MctsParams {
     pub policy_head: bool,
     /// `PolicySoftmaxTemp` T of the head's priors: p^(1/T), renormalised (Lc0).
     pub policy_softmax_temp: f32,
-    /// `MinibatchSize`: leaves gathered per network call.
+    /// `MinibatchSize`: leaves gathered per network call; 0 = by backend
+    /// ([`MctsParams::for_backend`]; the playout loop runs an unresolved 0 as the CPU's).
     pub minibatch: usize,
+    /// `MaxCollisionEvents`: the most collisions (descents that end on a leaf already in the
+    /// batch) one gathering may have before its batch goes to the network; the tree size scales
+    /// it down further ([`collision_limit`]). 1 = stop at the first collision.
+    pub max_collision_events: u32,
     /// `DrawScore` / 200: how much more than 0.5 the side to move at the root values a draw
     /// (win-probability units, −0.5…0.5; the opponent's draw value is mirrored). Negative values
     /// are contempt: the engine avoids draws, e.g. repetitions, in positions it sees as level.
@@ -105,8 +115,26 @@ pub mod defaults {
     pub const POLICY_HEAD: bool = true;
     /// `PolicySoftmaxTemp`.
     pub const POLICY_SOFTMAX_TEMP: f64 = 1.0;
-    /// `MinibatchSize`.
-    pub const MINIBATCH: i64 = 16;
+    /// `MinibatchSize` (0: by backend, [`MINIBATCH_CPU`] or [`MINIBATCH_GPU`]).
+    pub const MINIBATCH: i64 = 0;
+    /// The minibatch on the CPU: two shards of 8 rows (`Threads 2`), where a CPU run's
+    /// positions/s peaks (README, "Speed").
+    pub const MINIBATCH_CPU: usize = 16;
+    /// The minibatch on CUDA and TensorRT: Lc0's default (`MinibatchSize 256`), where a GPU run
+    /// is still far from full (README, "GPU use").
+    pub const MINIBATCH_GPU: usize = 256;
+    /// `MaxCollisionEvents` (Lc0's default).
+    pub const MAX_COLLISION_EVENTS: i64 = 917;
+    /// Lc0's `MaxCollisionVisits`: the collision limit once the tree is
+    /// [`COLLISION_SCALING_END`] visits large.
+    pub const MAX_COLLISION_VISITS: f64 = 80_000.0;
+    /// Lc0's `MaxCollisionVisitsScalingStart`: up to this many root visits one collision ends
+    /// the gathering.
+    pub const COLLISION_SCALING_START: f64 = 28.0;
+    /// Lc0's `MaxCollisionVisitsScalingEnd`.
+    pub const COLLISION_SCALING_END: f64 = 145_000.0;
+    /// Lc0's `MaxCollisionVisitsScalingPower`.
+    pub const COLLISION_SCALING_POWER: f64 = 1.25;
     /// `DrawScore` (Lc0 scale, −100…100).
     pub const DRAW_SCORE: i64 = 0;
     /// `MopUp`.
@@ -129,9 +157,44 @@ impl Default for MctsParams {
             policy_head: defaults::POLICY_HEAD,
             policy_softmax_temp: defaults::POLICY_SOFTMAX_TEMP as f32,
             minibatch: defaults::MINIBATCH as usize,
+            max_collision_events: defaults::MAX_COLLISION_EVENTS as u32,
             draw_score: defaults::DRAW_SCORE as f32 / 200.0,
         }
     }
+}
+
+impl MctsParams {
+    /// These parameters with `MinibatchSize 0` resolved for the backend the net runs on:
+    /// [`defaults::MINIBATCH_CPU`] on the CPU, [`defaults::MINIBATCH_GPU`] on CUDA and TensorRT
+    /// (Lc0's `MinibatchSize 0`, the backend's choice). A set minibatch stays.
+    pub fn for_backend(mut self, backend: crate::model::Backend) -> MctsParams {
+        if self.minibatch == 0 {
+            self.minibatch = match backend {
+                crate::model::Backend::Cpu => defaults::MINIBATCH_CPU,
+                crate::model::Backend::Cuda | crate::model::Backend::TensorRt => {
+                    defaults::MINIBATCH_GPU
+                }
+            };
+        }
+        self
+    }
+}
+
+/// The most collisions one gathering may have when the root has `root_visits` visits:
+/// 1 up to [`defaults::COLLISION_SCALING_START`] visits, then
+/// 1 + (V − 1)·r^p with r = (N − start)/(end − start) clamped to [0, 1], V =
+/// [`defaults::MAX_COLLISION_VISITS`] and p = [`defaults::COLLISION_SCALING_POWER`] (Lc0's
+/// collision-visit scaling, each collision here being one visit), and never more than
+/// `max_events` (`MaxCollisionEvents`, at least 1). About 3 at 64 visits, 47 at 400, 280 at
+/// 1,600: a young tree, where collisions crowd on few lines, sends small batches; a grown one
+/// fills large GPU batches.
+pub fn collision_limit(root_visits: u32, max_events: u32) -> u32 {
+    use defaults::*;
+    let r = ((f64::from(root_visits) - COLLISION_SCALING_START)
+        / (COLLISION_SCALING_END - COLLISION_SCALING_START))
+        .clamp(0.0, 1.0);
+    let scaled = 1.0 + (MAX_COLLISION_VISITS - 1.0) * r.powf(COLLISION_SCALING_POWER);
+    (scaled.floor() as u32).clamp(1, max_events.max(1))
 }
 
 /// A game-theoretic value proven by the rules, from the point of view of the side to move at the

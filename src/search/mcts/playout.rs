@@ -110,7 +110,7 @@ pub fn search(
         hashfull: evaluator.hashfull(),
         last_batch: std::time::Duration::ZERO,
     };
-    let minibatch = params.minibatch.max(1);
+    let minibatch = params.for_backend(crate::model::Backend::Cpu).minibatch;
     tree.use_draw_score(params.draw_score.clamp(-0.5, 0.5));
     let legal_root = tree.root_pos.legal_moves();
     limits.searchmoves.retain(|m| legal_root.contains(m));
@@ -134,43 +134,22 @@ pub fn search(
         if tree.nodes.len() + minibatch * 256 > MAX_NODES {
             break StopReason::TreeFull;
         }
-        // Gather a minibatch.
         let batch_start = Instant::now();
-        let mut pending: Vec<PendingLeaf> = Vec::new();
-        let mut requests: Vec<EvalRequest> = Vec::new();
-        for _ in 0..minibatch {
-            if let Some(cap) = limits.playouts {
-                if progress.playouts + pending.len() as u64 >= cap {
-                    break;
-                }
-            }
-            match tree.select_leaf(params, &limits.searchmoves) {
-                Leaf::Value { path, value } => {
-                    record_depth(&mut progress, path.len());
-                    tree.backup(&path, value);
-                }
-                Leaf::Collision { path } => {
-                    progress.collisions += 1;
-                    tree.undo_virtual(&path);
-                    break;
-                }
-                Leaf::Eval { path, pos, stack } => {
-                    let hash = *stack.last().expect("the stack holds the leaf");
-                    let moves: Vec<Move> = pos.legal_moves().into_iter().collect();
-                    let leaf = *path.last().expect("paths are non-empty");
-                    if let Some(q) = evaluator.probe(hash, moves.len()) {
-                        let v = tree.expand(leaf, &pos, &stack, &moves, &q, params);
-                        record_depth(&mut progress, path.len());
-                        tree.backup(&path, v);
-                    } else {
-                        requests.push(EvalRequest { pos, moves, hash });
-                        pending.push((path, stack));
-                    }
-                }
-            }
+        let Batch {
+            pending,
+            requests,
+            collided,
+        } = gather(tree, evaluator, params, limits, &mut progress, minibatch);
+        let result = if pending.is_empty() {
+            Ok(Vec::new())
+        } else {
+            evaluator.evaluate(&requests)
+        };
+        for path in &collided {
+            tree.undo_virtual(path);
         }
         if !pending.is_empty() {
-            match evaluator.evaluate(&requests) {
+            match result {
                 Ok(qs) => {
                     for (((path, stack), req), q) in pending.into_iter().zip(&requests).zip(qs) {
                         let leaf = *path.last().expect("paths are non-empty");
@@ -198,6 +177,72 @@ pub fn search(
     progress.eval = delta(evaluator.stats(), base);
     progress.hashfull = evaluator.hashfull();
     (reason, progress)
+}
+
+/// One minibatch's leaves: those waiting for the network (with their requests, in the same
+/// order) and the paths of the collided descents, whose virtual loss stays until the batch is
+/// backed up.
+struct Batch {
+    pending: Vec<PendingLeaf>,
+    requests: Vec<EvalRequest>,
+    collided: Vec<Vec<u32>>,
+}
+
+/// Gathers a minibatch: `minibatch` descents that end on a leaf for the network, a value or a
+/// cached result (those two are backed up at once), or fewer once the playout limit or the
+/// collision limit ([`super::collision_limit`]) is reached.
+fn gather(
+    tree: &mut Tree,
+    evaluator: &mut dyn Evaluator,
+    params: &MctsParams,
+    limits: &Limits,
+    progress: &mut Progress,
+    minibatch: usize,
+) -> Batch {
+    let mut batch = Batch {
+        pending: Vec::new(),
+        requests: Vec::new(),
+        collided: Vec::new(),
+    };
+    let max_collisions =
+        super::collision_limit(tree.nodes[0].n, params.max_collision_events) as usize;
+    let mut gathered = 0;
+    while gathered < minibatch {
+        if let Some(cap) = limits.playouts {
+            if progress.playouts + batch.pending.len() as u64 >= cap {
+                break;
+            }
+        }
+        match tree.select_leaf(params, &limits.searchmoves) {
+            Leaf::Value { path, value } => {
+                gathered += 1;
+                record_depth(progress, path.len());
+                tree.backup(&path, value);
+            }
+            Leaf::Collision { path } => {
+                progress.collisions += 1;
+                batch.collided.push(path);
+                if batch.collided.len() >= max_collisions {
+                    break;
+                }
+            }
+            Leaf::Eval { path, pos, stack } => {
+                gathered += 1;
+                let hash = *stack.last().expect("the stack holds the leaf");
+                let moves: Vec<Move> = pos.legal_moves().into_iter().collect();
+                let leaf = *path.last().expect("paths are non-empty");
+                if let Some(q) = evaluator.probe(hash, moves.len()) {
+                    let v = tree.expand(leaf, &pos, &stack, &moves, &q, params);
+                    record_depth(progress, path.len());
+                    tree.backup(&path, v);
+                } else {
+                    batch.requests.push(EvalRequest { pos, moves, hash });
+                    batch.pending.push((path, stack));
+                }
+            }
+        }
+    }
+    batch
 }
 
 fn record_depth(progress: &mut Progress, path_len: usize) {

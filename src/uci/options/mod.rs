@@ -247,8 +247,10 @@ pub const POLICY_SOFTMAX_TEMP: Key<f64> = Key::new("PolicySoftmaxTemp");
 pub const MOVE_CHOICE: Key<String> = Key::new("MoveChoice");
 /// Searchless: percent of each move's Q taken from the value of the position after it.
 pub const SUCCESSOR_VALUE: Key<i64> = Key::new("SuccessorValue");
-/// MCTS minibatch option.
+/// MCTS minibatch option (0: by backend).
 pub const MINIBATCH_SIZE: Key<i64> = Key::new("MinibatchSize");
+/// MCTS collision limit per gathering option (Lc0's name).
+pub const MAX_COLLISION_EVENTS: Key<i64> = Key::new("MaxCollisionEvents");
 /// Bare-king mop-up rule option (MCTS).
 pub const MOP_UP: Key<bool> = Key::new("MopUp");
 /// Value of a draw for the engine (MCTS), Lc0's `DrawScore`.

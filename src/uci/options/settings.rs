@@ -53,7 +53,8 @@ impl Options {
                 policy_uniform_mix: self.value(POLICY_UNIFORM_MIX) as f32,
                 policy_head: self.value(POLICY_HEAD),
                 policy_softmax_temp: self.value(POLICY_SOFTMAX_TEMP) as f32,
-                minibatch: self.value(MINIBATCH_SIZE).max(1) as usize,
+                minibatch: self.value(MINIBATCH_SIZE).max(0) as usize,
+                max_collision_events: self.value(MAX_COLLISION_EVENTS).clamp(1, 65_536) as u32,
                 draw_score: self.value(DRAW_SCORE).clamp(-100, 100) as f32 / 200.0,
             },
         }

@@ -190,8 +190,14 @@ fn mcts() -> Vec<OptionDecl> {
         OptionDecl {
             name: MINIBATCH_SIZE.name,
             applies: Applies::Mcts,
-            kind: OptionKind::Spin { default: mcts::MINIBATCH, min: 1, max: crate::model::trt_profile::MAX_ROWS },
-            help: "MCTS: leaves gathered (with virtual loss) per network run",
+            kind: OptionKind::Spin { default: mcts::MINIBATCH, min: 0, max: crate::model::trt_profile::MAX_ROWS },
+            help: "MCTS: leaves gathered (with virtual loss) per network run; 0 = by backend (16 on the CPU, 256 on CUDA/TensorRT)",
+        },
+        OptionDecl {
+            name: MAX_COLLISION_EVENTS.name,
+            applies: Applies::Mcts,
+            kind: OptionKind::Spin { default: mcts::MAX_COLLISION_EVENTS, min: 1, max: 65_536 },
+            help: "MCTS: most descents onto a leaf already in the batch before the batch is sent (Lc0's); the tree size scales it down (1 in a tree under 28 visits)",
         },
     ]
 }

@@ -1,6 +1,7 @@
 //! Unit tests for the option table, `setoption` validation and the typed keys.
 
 use super::*;
+use crate::model::Backend;
 use crate::search::SearchMode;
 use crate::uci::options;
 
@@ -112,6 +113,15 @@ fn option_setting_and_validation() {
     let p = o.settings().mcts_params;
     assert!((p.c_puct - 2.5).abs() < 1e-6);
     assert_eq!((p.minibatch, p.policy_top_k), (32, 0));
+    assert_eq!(p.max_collision_events, 917, "Lc0's default");
+    assert!(o.set("MinibatchSize", Some("0")).is_ok());
+    assert!(o.set("MaxCollisionEvents", Some("1")).is_ok());
+    assert!(o.set("MaxCollisionEvents", Some("0")).is_err());
+    let p = o.settings().mcts_params;
+    assert_eq!((p.minibatch, p.max_collision_events), (0, 1));
+    assert_eq!(p.for_backend(Backend::Cpu).minibatch, 16);
+    assert_eq!(p.for_backend(Backend::Cuda).minibatch, 256);
+    assert_eq!(p.for_backend(Backend::TensorRt).minibatch, 256);
     assert!(o.set("PolicyUniformMix", Some("1.5")).is_err());
     assert!(o.settings().mop_up);
     assert!(o.set("MopUp", Some("false")).is_ok());
@@ -168,6 +178,7 @@ fn every_typed_key_matches_its_declaration() {
         HASH,
         POLICY_TOP_K,
         MINIBATCH_SIZE,
+        MAX_COLLISION_EVENTS,
         DRAW_SCORE,
         SYZYGY_PROBE_LIMIT,
         SUCCESSOR_VALUE,
@@ -198,7 +209,7 @@ fn every_typed_key_matches_its_declaration() {
     }
     assert_eq!(
         o.declarations().len(),
-        31,
+        32,
         "every declared option has a key above"
     );
     // MCTS defaults come from one place.

@@ -37,6 +37,118 @@ fn batching_gathers_leaves_and_cleans_up() {
     }
 }
 
+#[test]
+fn the_collision_limit_grows_with_the_tree_as_lc0_scales_it() {
+    assert_eq!(collision_limit(0, 917), 1);
+    assert_eq!(collision_limit(28, 917), 1, "up to the scaling start");
+    assert_eq!(collision_limit(64, 917), 3);
+    assert_eq!(collision_limit(400, 917), 47);
+    assert_eq!(collision_limit(1_600, 917), 280);
+    assert_eq!(
+        collision_limit(1_000_000, 917),
+        917,
+        "MaxCollisionEvents caps it"
+    );
+    assert_eq!(collision_limit(1_000_000, 0), 1, "at least one");
+    let mut last = 0;
+    for n in (0..200_000).step_by(997) {
+        let l = collision_limit(n, 65_536);
+        assert!(l >= last, "monotone at {n}");
+        last = l;
+    }
+    assert_eq!(last, 65_536, "MaxCollisionEvents below the scaled 80,000");
+}
+
+/// Runs `playouts` from the start position with `minibatch` and `max_collision_events`:
+/// (positions per network run, collisions, the tree).
+fn batches_with(minibatch: usize, max_collision_events: u32, playouts: u64) -> (f64, u64, Tree) {
+    let game = Game::startpos();
+    let mut eval = SharpEval::default();
+    let params = MctsParams {
+        max_collision_events,
+        ..params(minibatch)
+    };
+    let mut tree = Tree::new(&game);
+    let mut cache = EvalCache::new(1 << 22);
+    let mut collisions = 0;
+    let mut limits = Limits {
+        playouts: Some(playouts),
+        infinite: true,
+        ..Limits::default()
+    };
+    let (_, progress) = search(
+        &mut tree,
+        &mut cache,
+        &mut eval,
+        &params,
+        &mut limits,
+        &mut |_, _, p| {
+            collisions = p.collisions;
+            false
+        },
+    );
+    assert_eq!(progress.collisions, collisions);
+    (eval.positions as f64 / eval.calls as f64, collisions, tree)
+}
+
+/// Q = 0.9 for a position's first legal move and 0.3 for the others: priors that send almost
+/// every descent down one line, so that a batch collides soon; counts runs and positions.
+#[derive(Default)]
+struct SharpEval {
+    calls: usize,
+    positions: usize,
+}
+
+impl Evaluator for SharpEval {
+    fn evaluate(&mut self, batch: &[EvalRequest]) -> Result<Vec<Scores>, ModelError> {
+        self.calls += 1;
+        self.positions += batch.len();
+        Ok(batch
+            .iter()
+            .map(|r| {
+                (0..r.moves.len())
+                    .map(|i| if i == 0 { 0.9 } else { 0.3 })
+                    .collect::<Vec<f32>>()
+                    .into()
+            })
+            .collect())
+    }
+    fn stats(&self) -> EvalStats {
+        EvalStats::default()
+    }
+}
+
+#[test]
+fn collisions_keep_their_virtual_loss_and_let_large_batches_fill() {
+    // Stopping at the first collision (MaxCollisionEvents 1, the rule before the scaling)
+    // leaves a 256-leaf minibatch far from full; with the scaled limit the batches grow as the
+    // tree does, and every virtual loss is gone after the search.
+    let (first, first_collisions, tree) = batches_with(256, 1, 3_000);
+    assert!(no_virtual_loss_left(&tree));
+    let (scaled, scaled_collisions, tree) = batches_with(256, 917, 3_000);
+    assert!(no_virtual_loss_left(&tree));
+    assert_eq!(tree.root().n, 3_000);
+    assert!(
+        scaled > 2.0 * first,
+        "positions per run: {scaled:.1} scaled vs {first:.1} stopping at the first collision"
+    );
+    assert!(scaled_collisions > first_collisions);
+    // Visits add up with collisions in the batches too.
+    for (i, n) in tree.nodes.iter().enumerate() {
+        if n.expanded && n.proven == Proven::Unknown && !n.repetition {
+            let sum: u32 = tree
+                .children(i as u32)
+                .map(|c| tree.nodes[c as usize].n)
+                .sum();
+            assert_eq!(n.n, sum + 1, "node {i}");
+        }
+    }
+    // A young tree (under 28 visits) still stops at the first collision.
+    let (_, young, _) = batches_with(256, 917, 20);
+    let (_, young_first, _) = batches_with(256, 1, 20);
+    assert_eq!(young, young_first);
+}
+
 /// Q = `white` for every move when White is to move, `black` when Black is: a position both
 /// sides agree on (with white = 1 − black).
 struct SideEval {
