@@ -65,6 +65,7 @@ pub(crate) fn one_position(
 
 /// Runs the MCTS bench; returns the process exit code.
 pub fn bench_mcts(args: &BenchArgs, model: &mut Model, games: &[Game]) -> i32 {
+    let backend = model.info().backend;
     let mut net = match Network::for_values(model) {
         Ok(e) => e,
         Err(e) => {
@@ -72,11 +73,12 @@ pub fn bench_mcts(args: &BenchArgs, model: &mut Model, games: &[Game]) -> i32 {
             return 1;
         }
     };
-    let params = bench_params(args.minibatch);
+    let params = bench_params(args.minibatch).for_backend(backend);
     println!(
-        "MCTS: {} playouts per position, minibatch {}, c_puct {}, FPU reduction {}, priors τ {} top-{} ε {}",
+        "MCTS: {} playouts per position, minibatch {}{}, c_puct {}, FPU reduction {}, priors τ {} top-{} ε {}",
         args.nodes,
         params.minibatch,
+        if params.pipelined { " (pipelined: one batch in flight)" } else { "" },
         params.c_puct,
         params.fpu_reduction,
         params.policy_temperature,

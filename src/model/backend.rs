@@ -100,7 +100,7 @@ pub struct EvalStats {
 /// Scores the moves of positions: for each request, one win probability in [0, 1] per move,
 /// from the point of view of the side to move in that position (Q(s, a) of the paper's
 /// action-value predictor).
-pub trait Evaluator {
+pub trait Evaluator: Send {
     /// Scores, one per request (same order, `moves.len()` values each, and as many priors
     /// when the net has a policy head).
     ///

@@ -85,6 +85,12 @@ pub struct MctsParams {
     /// batch) one gathering may have before its batch goes to the network; the tree size scales
     /// it down further ([`collision_limit`]). 1 = stop at the first collision.
     pub max_collision_events: u32,
+    /// Whether the evaluator runs on a second thread with one batch in flight while the next
+    /// is gathered ([`search`]). Not an option: [`MctsParams::for_backend`] sets it on CUDA and
+    /// TensorRT, where the tree's work would otherwise leave the GPU idle (37.4 % of an MCTS
+    /// search's time on an H200, `tools/device/results/h200-2026-11-26-c30.txt`); on the CPU
+    /// the network has the cores.
+    pub pipelined: bool,
     /// `DrawScore` / 200: how much more than 0.5 the side to move at the root values a draw
     /// (win-probability units, −0.5…0.5; the opponent's draw value is mirrored). Negative values
     /// are contempt: the engine avoids draws, e.g. repetitions, in positions it sees as level.
@@ -158,6 +164,7 @@ impl Default for MctsParams {
             policy_softmax_temp: defaults::POLICY_SOFTMAX_TEMP as f32,
             minibatch: defaults::MINIBATCH as usize,
             max_collision_events: defaults::MAX_COLLISION_EVENTS as u32,
+            pipelined: false,
             draw_score: defaults::DRAW_SCORE as f32 / 200.0,
         }
     }
@@ -166,8 +173,10 @@ impl Default for MctsParams {
 impl MctsParams {
     /// These parameters with `MinibatchSize 0` resolved for the backend the net runs on:
     /// [`defaults::MINIBATCH_CPU`] on the CPU, [`defaults::MINIBATCH_GPU`] on CUDA and TensorRT
-    /// (Lc0's `MinibatchSize 0`, the backend's choice). A set minibatch stays.
+    /// (Lc0's `MinibatchSize 0`, the backend's choice; a set minibatch stays), and
+    /// [`MctsParams::pipelined`] on for a GPU.
     pub fn for_backend(mut self, backend: crate::model::Backend) -> MctsParams {
+        self.pipelined = backend != crate::model::Backend::Cpu;
         if self.minibatch == 0 {
             self.minibatch = match backend {
                 crate::model::Backend::Cpu => defaults::MINIBATCH_CPU,

@@ -55,6 +55,8 @@ impl Options {
                 policy_softmax_temp: self.value(POLICY_SOFTMAX_TEMP) as f32,
                 minibatch: self.value(MINIBATCH_SIZE).max(0) as usize,
                 max_collision_events: self.value(MAX_COLLISION_EVENTS).clamp(1, 65_536) as u32,
+                // Set by the backend the net runs on (`MctsParams::for_backend`).
+                pipelined: false,
                 draw_score: self.value(DRAW_SCORE).clamp(-100, 100) as f32 / 200.0,
             },
         }

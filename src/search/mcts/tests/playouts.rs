@@ -403,3 +403,115 @@ fn a_passed_deadline_still_evaluates_the_root() {
         "the driver would answer with the fallback move"
     );
 }
+
+/// `playouts` playouts from `game` (no early stop) with `params`, through a 1 MB cache:
+/// the tree, why it stopped, and the progress.
+fn full_search(
+    game: &Game,
+    eval: &mut dyn Evaluator,
+    params: &MctsParams,
+    playouts: u64,
+) -> (Tree, StopReason, Progress) {
+    let mut tree = Tree::new(game);
+    let mut cache = EvalCache::new(1 << 20);
+    let mut limits = Limits {
+        playouts: Some(playouts),
+        infinite: true,
+        ..Limits::default()
+    };
+    let (reason, progress) = search(
+        &mut tree,
+        &mut cache,
+        eval,
+        params,
+        &mut limits,
+        &mut |_, _, _| false,
+    );
+    (tree, reason, progress)
+}
+
+fn visits_add_up(tree: &Tree) -> bool {
+    tree.nodes.iter().enumerate().all(|(i, n)| {
+        !n.expanded
+            || n.proven != Proven::Unknown
+            || n.repetition
+            || n.n
+                == 1 + tree
+                    .children(i as u32)
+                    .map(|c| tree.nodes[c as usize].n)
+                    .sum::<u32>()
+    })
+}
+
+#[test]
+fn a_pipelined_search_keeps_the_tree_whole_and_finds_the_same_move() {
+    // White wins the queen on d5 (c4xd5): both ways of running batches must find it.
+    let game = fen("rnb1kbnr/ppp1pppp/8/3q4/2P5/8/PP1PPPPP/RNBQKBNR w KQkq - 0 3");
+    for minibatch in [1, 16, 64] {
+        let mut best = Vec::new();
+        for pipelined in [false, true] {
+            let params = MctsParams {
+                pipelined,
+                ..params(minibatch)
+            };
+            let mut eval = MaterialEval::default();
+            let (tree, reason, progress) = full_search(&game, &mut eval, &params, 500);
+            let case = format!("minibatch {minibatch}, pipelined {pipelined}");
+            assert_eq!(reason, StopReason::Limit, "{case}");
+            assert_eq!(tree.root().n, 500, "{case}: the playout limit is exact");
+            assert_eq!(progress.playouts, 500, "{case}");
+            assert!(no_virtual_loss_left(&tree), "{case}");
+            assert!(visits_add_up(&tree), "{case}");
+            assert_eq!(progress.eval.runs, eval.calls as u64, "{case}: counters");
+            best.push(tree.lines(&[], 1)[0].mv);
+        }
+        assert_eq!(best[0], best[1], "minibatch {minibatch}");
+        assert_eq!(game.move_to_uci(&best[1]), "c4d5");
+    }
+}
+
+/// [`MaterialEval`] that fails from its `fail_at`-th call on.
+struct FailingEval {
+    inner: MaterialEval,
+    fail_at: usize,
+}
+
+impl Evaluator for FailingEval {
+    fn evaluate(&mut self, batch: &[EvalRequest]) -> Result<Vec<Scores>, ModelError> {
+        if self.inner.calls + 1 >= self.fail_at {
+            self.inner.calls += 1;
+            return Err(crate::model::InferenceError::Run("injected".into()).into());
+        }
+        self.inner.evaluate(batch)
+    }
+    fn stats(&self) -> EvalStats {
+        self.inner.stats()
+    }
+}
+
+#[test]
+fn a_network_error_in_a_pipelined_search_ends_it_with_the_tree_whole() {
+    let game = Game::startpos();
+    for pipelined in [false, true] {
+        let params = MctsParams {
+            pipelined,
+            ..params(8)
+        };
+        let mut eval = FailingEval {
+            inner: MaterialEval::default(),
+            fail_at: 4,
+        };
+        let (tree, reason, progress) = full_search(&game, &mut eval, &params, 400);
+        assert!(
+            matches!(reason, StopReason::Error(_)),
+            "pipelined {pipelined}: {reason:?}"
+        );
+        assert!(no_virtual_loss_left(&tree), "pipelined {pipelined}");
+        assert!(visits_add_up(&tree), "pipelined {pipelined}");
+        assert!(
+            tree.root().n >= 1 && progress.playouts < 400,
+            "pipelined {pipelined}: the batches before the error stand ({})",
+            tree.root().n
+        );
+    }
+}
