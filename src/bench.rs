@@ -133,6 +133,11 @@ pub struct BenchArgs {
     /// MCTS leaves per network run (with `--mcts`; the UCI option MinibatchSize).
     #[arg(long, default_value_t = 16)]
     pub minibatch: usize,
+    /// MCTS with the network on a second thread and one batch in flight while the next is
+    /// gathered, `true` or `false` (with `--mcts`; default: as the engine on the backend, on
+    /// for `cuda` and `tensorrt`).
+    #[arg(long, value_name = "BOOL")]
+    pub pipelined: Option<bool>,
     /// A second network (B) measured back to back with `--weights` (A), interleaved in this
     /// process, with the same backend and threads: positions/s (or MCTS nodes/s) of both and B/A.
     #[arg(long, value_name = "B.onnx")]

@@ -10,17 +10,21 @@
 use super::{fnv1a, BenchArgs, POSITIONS};
 use crate::game::Game;
 use crate::model::cache::EvalCache;
-use crate::model::{Model, Network};
+use crate::model::{Backend, Model, Network};
 use crate::search::evaluator::{with_stack, Evaluator, Layers};
 use crate::search::mcts::{self, Limits, MctsParams, Progress, Tree};
 use std::time::{Duration, Instant};
 
-/// The MCTS settings of the bench: the engine's defaults with `minibatch` leaves per run.
-pub(crate) fn bench_params(minibatch: usize) -> MctsParams {
-    MctsParams {
-        minibatch: minibatch.max(1),
+/// The MCTS settings of the bench on `backend`: the engine's defaults with `--minibatch` leaves
+/// per run, pipelined as `--pipelined` says or else as the engine is on that backend.
+pub(crate) fn bench_params(args: &BenchArgs, backend: Backend) -> MctsParams {
+    let mut params = MctsParams {
+        minibatch: args.minibatch.max(1),
         ..MctsParams::default()
     }
+    .for_backend(backend);
+    params.pipelined = args.pipelined.unwrap_or(params.pipelined);
+    params
 }
 
 /// `nodes` playouts from `game` with a fresh tree and the engine's evaluator stack over
@@ -73,7 +77,7 @@ pub fn bench_mcts(args: &BenchArgs, model: &mut Model, games: &[Game]) -> i32 {
             return 1;
         }
     };
-    let params = bench_params(args.minibatch).for_backend(backend);
+    let params = bench_params(args, backend);
     println!(
         "MCTS: {} playouts per position, minibatch {}{}, c_puct {}, FPU reduction {}, priors τ {} top-{} ε {}",
         args.nodes,

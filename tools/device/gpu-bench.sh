@@ -8,7 +8,8 @@
 #   1. the engine's GPU check: with `Backend cuda` and no `WeightsFile` the start-up line and `d` must name the
 #      embedded float32 net (PASS/FAIL line);
 #   2. the batch table (rows per run 1/8/32/128) with CUDA for the float32, float16 and int8 nets;
-#   3. MCTS nodes/s and positions per run by `MinibatchSize` (16, 64, 256; 1,600 playouts a position);
+#   3. MCTS nodes/s and positions per run by `MinibatchSize` (16, 64, 256; 1,600 playouts a position), pipelined
+#      (the engine's way on a GPU), and 256 once more without the pipeline;
 #   4. the paper's 270M action-value configuration (random weights, float16: glimpse_train.skeleton, filled
 #      here), ms per searchless move;
 #   5. TensorRT on the float32 and float16 nets where libnvinfer.so.10 exists, otherwise one line saying so.
@@ -53,6 +54,7 @@ fi
 for net in fp32 fp16 int8; do run --backend cuda --weights $nets/$net.onnx --reps 3; done
 # 3. MCTS by minibatch.
 for mb in 16 64 256; do run --backend cuda --weights $nets/fp32.onnx --mcts --nodes 1600 --minibatch $mb --reps 1; done
+run --backend cuda --weights $nets/fp32.onnx --mcts --nodes 1600 --minibatch 256 --pipelined false --reps 1
 # 4. The paper's 270M AV net at float16 (random weights, made here: 0.54 GB).
 if python3 training/glimpse_train/skeleton.py --fill $nets/270M-fp16.fill.json >> "$out" 2>&1; then
   run --backend cuda --weights $nets/270M-fp16.onnx --reps 1 --no-batches --no-matmul
