@@ -130,8 +130,9 @@ pub struct BenchArgs {
     /// MCTS playouts per position (with `--mcts`).
     #[arg(long, default_value_t = 400)]
     pub nodes: u64,
-    /// MCTS leaves per network run (with `--mcts`; the UCI option MinibatchSize).
-    #[arg(long, default_value_t = 16)]
+    /// MCTS leaves per network run (with `--mcts`; the UCI option MinibatchSize): 0 = as the
+    /// engine (4 a thread on the CPU, 256 on a GPU).
+    #[arg(long, default_value_t = 0)]
     pub minibatch: usize,
     /// MCTS with the network on a second thread and one batch in flight while the next is
     /// gathered, `true` or `false` (with `--mcts`; default: as the engine on the backend, on

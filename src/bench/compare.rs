@@ -258,7 +258,7 @@ struct MctsTotals {
 }
 
 fn compare_mcts(args: &BenchArgs, a: &mut Model, b: &mut Model, games: &[Game]) -> i32 {
-    let params = bench_params(args, a.info().backend);
+    let params = bench_params(args, a);
     let mut evals = match (Network::for_values(a), Network::for_values(b)) {
         (Ok(x), Ok(y)) => [x, y],
         (Err(e), _) | (_, Err(e)) => {

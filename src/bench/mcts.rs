@@ -10,19 +10,20 @@
 use super::{fnv1a, BenchArgs, POSITIONS};
 use crate::game::Game;
 use crate::model::cache::EvalCache;
-use crate::model::{Backend, Model, Network};
+use crate::model::{Model, Network};
 use crate::search::evaluator::{with_stack, Evaluator, Layers};
 use crate::search::mcts::{self, Limits, MctsParams, Progress, Tree};
 use std::time::{Duration, Instant};
 
-/// The MCTS settings of the bench on `backend`: the engine's defaults with `--minibatch` leaves
-/// per run, pipelined as `--pipelined` says or else as the engine is on that backend.
-pub(crate) fn bench_params(args: &BenchArgs, backend: Backend) -> MctsParams {
+/// The MCTS settings of the bench for `model`: the engine's defaults with `--minibatch` leaves
+/// per run (0: the engine's for the model's backend and threads), pipelined as `--pipelined`
+/// says or else as the engine is on that backend.
+pub(crate) fn bench_params(args: &BenchArgs, model: &Model) -> MctsParams {
     let mut params = MctsParams {
-        minibatch: args.minibatch.max(1),
+        minibatch: args.minibatch,
         ..MctsParams::default()
     }
-    .for_backend(backend);
+    .for_backend(model.info().backend, model.row_shards().max(1));
     params.pipelined = args.pipelined.unwrap_or(params.pipelined);
     params
 }
@@ -69,7 +70,7 @@ pub(crate) fn one_position(
 
 /// Runs the MCTS bench; returns the process exit code.
 pub fn bench_mcts(args: &BenchArgs, model: &mut Model, games: &[Game]) -> i32 {
-    let backend = model.info().backend;
+    let params = bench_params(args, model);
     let mut net = match Network::for_values(model) {
         Ok(e) => e,
         Err(e) => {
@@ -77,7 +78,6 @@ pub fn bench_mcts(args: &BenchArgs, model: &mut Model, games: &[Game]) -> i32 {
             return 1;
         }
     };
-    let params = bench_params(args, backend);
     println!(
         "MCTS: {} playouts per position, minibatch {}{}, c_puct {}, FPU reduction {}, priors τ {} top-{} ε {}",
         args.nodes,

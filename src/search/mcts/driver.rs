@@ -178,7 +178,9 @@ impl Algorithm for Mcts {
         if head_wdl {
             root_wdl(&mut tree, net.evaluator);
         }
-        let params = settings.mcts_params.for_backend(net.caps.backend);
+        let params = settings
+            .mcts_params
+            .for_backend(net.caps.backend, settings.threads);
         let (reason, progress) = run_playouts(
             &mut tree,
             net.evaluator,

@@ -22,8 +22,8 @@
 //!   the successor's value with Q_net as the searchless `SuccessorValue` policy does.
 //!   Values are stored from the point of view of the player who made the move into the node, so
 //!   a backup alternates v ↦ 1 − v.
-//! - **Batching**: up to `MinibatchSize` leaves per network call (0: 16 on the CPU, 256 on a
-//!   GPU, [`MctsParams::for_backend`]), kept apart by virtual loss (a visit in flight counts as a
+//! - **Batching**: up to `MinibatchSize` leaves per network call (0: 4 a thread on the CPU, 256
+//!   on a GPU, [`MctsParams::for_backend`]), kept apart by virtual loss (a visit in flight counts as a
 //!   loss for the mover). A descent that reaches a leaf already in the batch is a collision: its
 //!   virtual loss stays until the batch is backed up, steering later descents elsewhere, and the
 //!   gathering goes on until the batch is full or [`collision_limit`] collisions happened — one
@@ -121,13 +121,16 @@ pub mod defaults {
     pub const POLICY_HEAD: bool = true;
     /// `PolicySoftmaxTemp`.
     pub const POLICY_SOFTMAX_TEMP: f64 = 1.0;
-    /// `MinibatchSize` (0: by backend, [`MINIBATCH_CPU`] or [`MINIBATCH_GPU`]).
+    /// `MinibatchSize` (0: by backend, [`MINIBATCH_CPU_PER_THREAD`] × `Threads` or
+    /// [`MINIBATCH_GPU`]).
     pub const MINIBATCH: i64 = 0;
-    /// The minibatch on the CPU: two shards of 8 rows (`Threads 2`), where a CPU run's
-    /// positions/s peaks (README, "Speed").
-    pub const MINIBATCH_CPU: usize = 16;
-    /// The minibatch on CUDA and TensorRT: Lc0's default (`MinibatchSize 256`), where a GPU run
-    /// is still far from full (README, "GPU use").
+    /// The minibatch on the CPU per `Threads`: a CPU run's rows per second are level from 4 to
+    /// 16 rows a thread, and at the few dozen playouts a move of a 10+0.1 game every batch
+    /// gathered blind costs strength: 4 against 16 at 10+0.1, `Threads 1`, +506 Elo (SPRT H1
+    /// after 107 games, `tools/results/sprt/mcts-minibatch-4-vs-16.json`, 2026-11-28).
+    pub const MINIBATCH_CPU_PER_THREAD: usize = 4;
+    /// The minibatch on CUDA and TensorRT: Lc0's default (`MinibatchSize 256`); at 16 an H200
+    /// ran 13 positions a run, far from full (`tools/device/results/h200-2026-11-26-c30.txt`).
     pub const MINIBATCH_GPU: usize = 256;
     /// `MaxCollisionEvents` (Lc0's default).
     pub const MAX_COLLISION_EVENTS: i64 = 917;
@@ -171,15 +174,15 @@ impl Default for MctsParams {
 }
 
 impl MctsParams {
-    /// These parameters with `MinibatchSize 0` resolved for the backend the net runs on:
-    /// [`defaults::MINIBATCH_CPU`] on the CPU, [`defaults::MINIBATCH_GPU`] on CUDA and TensorRT
-    /// (Lc0's `MinibatchSize 0`, the backend's choice; a set minibatch stays), and
-    /// [`MctsParams::pipelined`] on for a GPU.
-    pub fn for_backend(mut self, backend: crate::model::Backend) -> MctsParams {
+    /// These parameters with `MinibatchSize 0` resolved for the backend the net runs on and its
+    /// `threads`: [`defaults::MINIBATCH_CPU_PER_THREAD`] × `threads` on the CPU,
+    /// [`defaults::MINIBATCH_GPU`] on CUDA and TensorRT (Lc0's `MinibatchSize 0`, the backend's
+    /// choice; a set minibatch stays), and [`MctsParams::pipelined`] on for a GPU.
+    pub fn for_backend(mut self, backend: crate::model::Backend, threads: usize) -> MctsParams {
         self.pipelined = backend != crate::model::Backend::Cpu;
         if self.minibatch == 0 {
             self.minibatch = match backend {
-                crate::model::Backend::Cpu => defaults::MINIBATCH_CPU,
+                crate::model::Backend::Cpu => defaults::MINIBATCH_CPU_PER_THREAD * threads.max(1),
                 crate::model::Backend::Cuda | crate::model::Backend::TensorRt => {
                     defaults::MINIBATCH_GPU
                 }

@@ -324,7 +324,7 @@ fn run(
         hashfull,
         last_batch: std::time::Duration::ZERO,
     };
-    let minibatch = params.for_backend(crate::model::Backend::Cpu).minibatch;
+    let minibatch = params.for_backend(crate::model::Backend::Cpu, 1).minibatch;
     tree.use_draw_score(params.draw_score.clamp(-0.5, 0.5));
     let legal_root = tree.root_pos.legal_moves();
     limits.searchmoves.retain(|m| legal_root.contains(m));

@@ -119,9 +119,19 @@ fn option_setting_and_validation() {
     assert!(o.set("MaxCollisionEvents", Some("0")).is_err());
     let p = o.settings().mcts_params;
     assert_eq!((p.minibatch, p.max_collision_events), (0, 1));
-    assert_eq!(p.for_backend(Backend::Cpu).minibatch, 16);
-    assert_eq!(p.for_backend(Backend::Cuda).minibatch, 256);
-    assert_eq!(p.for_backend(Backend::TensorRt).minibatch, 256);
+    assert_eq!(p.for_backend(Backend::Cpu, 1).minibatch, 4);
+    assert_eq!(p.for_backend(Backend::Cpu, 2).minibatch, 8);
+    assert_eq!(p.for_backend(Backend::Cuda, 2).minibatch, 256);
+    assert_eq!(p.for_backend(Backend::TensorRt, 1).minibatch, 256);
+    assert!(!p.for_backend(Backend::Cpu, 2).pipelined);
+    assert!(p.for_backend(Backend::Cuda, 1).pipelined);
+    assert_eq!(
+        crate::search::mcts::MctsParams { minibatch: 32, ..p }
+            .for_backend(Backend::Cuda, 1)
+            .minibatch,
+        32,
+        "a set minibatch stays"
+    );
     assert!(o.set("PolicyUniformMix", Some("1.5")).is_err());
     assert!(o.settings().mop_up);
     assert!(o.set("MopUp", Some("false")).is_ok());
