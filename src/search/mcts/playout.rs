@@ -111,7 +111,7 @@ pub fn search(
     if !params.pipelined {
         let mut pipe = Direct {
             evaluator,
-            sent: Vec::new(),
+            sent: None,
         };
         return run(tree, &mut pipe, (base, hashfull), params, limits, poll);
     }
@@ -167,7 +167,7 @@ trait Pipe {
 
 struct Direct<'e> {
     evaluator: &'e mut dyn Evaluator,
-    sent: Vec<Vec<EvalRequest>>,
+    sent: Option<Vec<EvalRequest>>,
 }
 
 impl Pipe for Direct<'_> {
@@ -175,10 +175,10 @@ impl Pipe for Direct<'_> {
         self.evaluator.probe(hash, n)
     }
     fn send(&mut self, requests: Vec<EvalRequest>) {
-        self.sent.push(requests);
+        self.sent = Some(requests);
     }
     fn receive(&mut self) -> Evaluated {
-        let requests = self.sent.remove(0);
+        let requests = self.sent.take().unwrap_or_default();
         let result = if requests.is_empty() {
             Ok(Vec::new())
         } else {

@@ -25,16 +25,7 @@ fn batching_gathers_leaves_and_cleans_up() {
     );
     assert!(eval.calls < 400, "{} calls", eval.calls);
     assert!(no_virtual_loss_left(&tree));
-    // Visits add up: a node's visits are 1 (its own evaluation) + its children's.
-    for (i, n) in tree.nodes.iter().enumerate() {
-        if n.expanded && n.proven == Proven::Unknown && !n.repetition {
-            let sum: u32 = tree
-                .children(i as u32)
-                .map(|c| tree.nodes[c as usize].n)
-                .sum();
-            assert_eq!(n.n, sum + 1, "node {i}");
-        }
-    }
+    assert!(visits_add_up(&tree));
 }
 
 #[test]
@@ -62,33 +53,14 @@ fn the_collision_limit_grows_with_the_tree_as_lc0_scales_it() {
 /// Runs `playouts` from the start position with `minibatch` and `max_collision_events`:
 /// (positions per network run, collisions, the tree).
 fn batches_with(minibatch: usize, max_collision_events: u32, playouts: u64) -> (f64, u64, Tree) {
-    let game = Game::startpos();
     let mut eval = SharpEval::default();
     let params = MctsParams {
         max_collision_events,
         ..params(minibatch)
     };
-    let mut tree = Tree::new(&game);
-    let mut cache = EvalCache::new(1 << 22);
-    let mut collisions = 0;
-    let mut limits = Limits {
-        playouts: Some(playouts),
-        infinite: true,
-        ..Limits::default()
-    };
-    let (_, progress) = search(
-        &mut tree,
-        &mut cache,
-        &mut eval,
-        &params,
-        &mut limits,
-        &mut |_, _, p| {
-            collisions = p.collisions;
-            false
-        },
-    );
-    assert_eq!(progress.collisions, collisions);
-    (eval.positions as f64 / eval.calls as f64, collisions, tree)
+    let (tree, _, progress) = full_search(&Game::startpos(), &mut eval, &params, playouts);
+    let per_run = eval.positions as f64 / eval.calls as f64;
+    (per_run, progress.collisions, tree)
 }
 
 /// Q = 0.9 for a position's first legal move and 0.3 for the others: priors that send almost
@@ -133,16 +105,7 @@ fn collisions_keep_their_virtual_loss_and_let_large_batches_fill() {
         "positions per run: {scaled:.1} scaled vs {first:.1} stopping at the first collision"
     );
     assert!(scaled_collisions > first_collisions);
-    // Visits add up with collisions in the batches too.
-    for (i, n) in tree.nodes.iter().enumerate() {
-        if n.expanded && n.proven == Proven::Unknown && !n.repetition {
-            let sum: u32 = tree
-                .children(i as u32)
-                .map(|c| tree.nodes[c as usize].n)
-                .sum();
-            assert_eq!(n.n, sum + 1, "node {i}");
-        }
-    }
+    assert!(visits_add_up(&tree), "with collisions in the batches too");
     // A young tree (under 28 visits) still stops at the first collision.
     let (_, young, _) = batches_with(256, 917, 20);
     let (_, young_first, _) = batches_with(256, 1, 20);
@@ -430,6 +393,7 @@ fn full_search(
     (tree, reason, progress)
 }
 
+/// A node's visits are 1 (its own evaluation) + its children's, wherever the network expanded it.
 fn visits_add_up(tree: &Tree) -> bool {
     tree.nodes.iter().enumerate().all(|(i, n)| {
         !n.expanded
