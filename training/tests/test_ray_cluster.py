@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 
 import pytest
@@ -32,15 +33,15 @@ def _positions(n: int) -> list[str]:
     return out
 
 
-PAUSE, RUNNING = 2.0, 1.5
-"""Seconds an attempt waits before it labels; an attempt whose mark is younger than ``RUNNING`` has not
-returned (a mark with no result yet is not enough: the result may be on its way to the driver)."""
+PAUSE, FRESH = 2.0, 0.5
+"""Seconds an attempt waits before it labels; an attempt whose mark is younger than ``FRESH`` is surely
+still running (a mark with no result yet is not enough: the result may be on its way to the driver)."""
 
 
 def _label_counting_attempts(chunk, scheme, stockfish, marks):
     """``raylabel.label_chunk`` on ``chunk = (index, fens)``, leaving one file per attempt in ``marks``
     named after the chunk and the node that runs it; the attempt then waits ``PAUSE`` seconds, so an
-    attempt whose mark is younger than ``RUNNING`` is still running when the test kills its node."""
+    attempt whose mark is younger than ``FRESH`` is still running when the test kills its node."""
     import uuid
 
     import ray
@@ -71,7 +72,7 @@ def test_a_lost_node_costs_no_position_and_no_duplicate(tmp_path, monkeypatch):
     marks = tmp_path / "attempts"
     marks.mkdir()
     scheme = raylabel.LabelScheme("two-tier", 6, 3, 1)
-    results, errors, killed = [], [], []
+    results, errors, killed, finished = [], [], [], threading.Event()
     try:
         raylabel.ray_init(3, log=lambda *_: None)
         ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the test module is not importable there
@@ -79,20 +80,26 @@ def test_a_lost_node_costs_no_position_and_no_duplicate(tmp_path, monkeypatch):
         driver = ray._private.worker.global_worker.node._raylet_socket_name
         candidates = {n.node_id: n for n in workers if n._raylet_socket_name != driver}
 
-        def on_result(r):
-            results.append(r)
-            if len(results) < 3 or killed:
-                return
-            # Kill a worker node (not the driver's) while it runs a chunk: raylet and workers, no warning.
-            for mark in os.listdir(marks):
-                node = mark[9:].split("-")[0]  # chunkNNN-<node id>-<uuid>
-                if node in candidates and time.time() - os.path.getmtime(marks / mark) < RUNNING:
-                    cluster.remove_node(candidates[node], allow_graceful=False)
-                    killed.append(time.time())
-                    return
+        def kill_a_running_node():
+            # Watch the marks (not only when results arrive: the nodes run in step, so at a result's arrival
+            # another node's attempt may be neither fresh nor done) and, once 3 chunks are back, kill a
+            # worker node (not the driver's) the moment it starts an attempt: raylet and workers, no warning.
+            while not finished.wait(0.05):
+                if len(results) < 3:
+                    continue
+                for mark in os.listdir(marks):
+                    node = mark[9:].split("-")[0]  # chunkNNN-<node id>-<uuid>
+                    if node in candidates and time.time() - os.path.getmtime(marks / mark) < FRESH:
+                        cluster.remove_node(candidates[node], allow_graceful=False)
+                        killed.append(time.time())
+                        return
 
+        killer = threading.Thread(target=kill_a_running_node, daemon=True)
+        killer.start()
         raylabel.run_chunks(_label_counting_attempts, chunks, (scheme, chessdata.find_stockfish(), str(marks)),
-                            on_result, on_error=errors.append, max_retries=3)
+                            results.append, on_error=errors.append, max_retries=3)
+        finished.set()
+        killer.join()
         # The GCS marks a node dead after its health checks fail, which can come after the last chunk on a
         # fast machine: wait for it (up to a minute) rather than read the list once.
         deadline, dead = time.time() + 60, []
@@ -100,9 +107,12 @@ def test_a_lost_node_costs_no_position_and_no_duplicate(tmp_path, monkeypatch):
             dead = [n for n in ray.nodes() if not n["Alive"]]
             time.sleep(0.2)
     finally:
+        finished.set()
         raylabel.ray_shutdown()
         cluster.shutdown()
-    assert killed and len(dead) == 1, "a worker node was killed while labelling"
+    by_node = sorted(m[9:].split("-")[0][:8] for m in os.listdir(marks))
+    assert killed, f"no worker node was killed while labelling: attempts by node {by_node}, candidates {list(candidates)}"
+    assert len(dead) == 1, f"the killed node is marked dead: {dead}"
     attempts = len(os.listdir(marks))
     assert attempts > len(chunks), f"{attempts} attempts for {len(chunks)} chunks: the killed node's tasks ran again"
     assert errors == [], errors
