@@ -418,7 +418,7 @@ impl Engine {
         };
         let white = self.game.position().turn() == Color::White;
         let start = Instant::now();
-        let time = TimeManager::new(&go, white, settings.move_overhead_ms);
+        let time = TimeManager::scaled(&go, white, settings.move_overhead_ms, settings.slow_mover);
         if self.debug {
             self.out.info_string(&format!(
                 "budget {:?}, temperature {temperature}",

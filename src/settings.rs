@@ -32,6 +32,8 @@ pub struct Settings {
     pub ponder: bool,
     /// `Move Overhead` in ms.
     pub move_overhead_ms: u64,
+    /// `Slow Mover`: percent of the clock's optimum time a move ([`crate::time::scaled_budget`]).
+    pub slow_mover: u64,
     /// `Temperature` (0 = argmax).
     pub temperature: f64,
     /// `TempDecayMoves` (0 = always).
@@ -73,6 +75,7 @@ impl Settings {
             chess960: false,
             ponder: false,
             move_overhead_ms: 30,
+            slow_mover: crate::time::DEFAULT_SLOW_MOVER,
             temperature: 0.0,
             temp_decay_moves: 0,
             seed: 0,

@@ -49,6 +49,8 @@ impl TimeBudget {
 
 /// Moves assumed left in the game under sudden death (no `movestogo`).
 pub const DEFAULT_MOVES_TO_GO: u64 = 30;
+/// `Slow Mover`'s default: percent of the clock's optimum time a move.
+pub const DEFAULT_SLOW_MOVER: u64 = 100;
 /// Hard limit as a multiple of the optimum, before capping by the time on the clock.
 pub const HARD_FACTOR: u64 = 4;
 
@@ -58,19 +60,26 @@ fn clock_given(go: &GoParams) -> bool {
     go.wtime.is_some() || go.btime.is_some()
 }
 
-/// The budget for a `go` command with `white` to move and `overhead_ms` reserved per move.
+/// The budget for a `go` command with `white` to move and `overhead_ms` reserved per move, at
+/// `Slow Mover` 100 ([`scaled_budget`]).
+pub fn budget(go: &GoParams, white: bool, overhead_ms: u64) -> TimeBudget {
+    scaled_budget(go, white, overhead_ms, 100)
+}
+
+/// The budget for a `go` command with `white` to move, `overhead_ms` reserved per move and the
+/// clock's optimum scaled by `slow_mover` percent (UCI `Slow Mover`, as in Stockfish up to 15).
 ///
 /// - `movetime M`: `M − overhead` (at least half of `M`, at least 1 ms). `movetime 0` (also what
 ///   an unreadable `movetime` counts as) asks for an answer at once: optimum 0, so the search
 ///   stops after its first network pass, and no hard limit of its own (a 1 ms one always fired
 ///   before the net answered and played the fallback move; without a clock nothing is lost).
-/// - clock: `avail = own time − overhead` (≥ 1 ms), `optimum = avail / movestogo + ¾·increment`
-///   capped by `avail`, `hard = min(avail, 4·optimum)`.
+/// - clock: `avail = own time − overhead` (≥ 1 ms), `optimum = (avail / movestogo +
+///   ¾·increment) · slow_mover / 100` capped by `avail`, `hard = min(avail, 4·optimum)`.
 /// - both: the smaller result. Neither: [`TimeBudget::UNLIMITED`].
 ///
 /// `ponder` and `infinite` do not change the budget; the engine applies it from `ponderhit` and
 /// ignores it under `infinite`.
-pub fn budget(go: &GoParams, white: bool, overhead_ms: u64) -> TimeBudget {
+pub fn scaled_budget(go: &GoParams, white: bool, overhead_ms: u64, slow_mover: u64) -> TimeBudget {
     let from_movetime = go.movetime.map(|m| {
         if m == 0 {
             return (0, None);
@@ -95,7 +104,9 @@ pub fn budget(go: &GoParams, white: bool, overhead_ms: u64) -> TimeBudget {
         // optimum; the property tests found it).
         let optimum = (avail / mtg)
             .saturating_add(inc.saturating_mul(3) / 4)
-            .clamp(1, avail);
+            .saturating_mul(slow_mover)
+            / 100;
+        let optimum = optimum.clamp(1, avail);
         let hard = optimum.saturating_mul(HARD_FACTOR).min(avail);
         (optimum, Some(hard))
     });
@@ -159,10 +170,17 @@ pub struct TimeManager {
 }
 
 impl TimeManager {
-    /// The manager for `go` with `white` to move and `overhead_ms` (UCI `Move Overhead`) reserved.
+    /// The manager for `go` with `white` to move and `overhead_ms` (UCI `Move Overhead`)
+    /// reserved, at `Slow Mover` 100.
     pub fn new(go: &GoParams, white: bool, overhead_ms: u64) -> TimeManager {
+        TimeManager::scaled(go, white, overhead_ms, 100)
+    }
+
+    /// The manager for `go` with `white` to move, `overhead_ms` reserved and the clock's optimum
+    /// scaled by `slow_mover` percent ([`scaled_budget`]).
+    pub fn scaled(go: &GoParams, white: bool, overhead_ms: u64, slow_mover: u64) -> TimeManager {
         TimeManager {
-            budget: budget(go, white, overhead_ms),
+            budget: scaled_budget(go, white, overhead_ms, slow_mover),
             infinite: go.infinite,
             ponder: go.ponder,
             clock: clock_given(go),
@@ -380,6 +398,33 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn slow_mover_scales_the_clocks_optimum_and_not_movetime() {
+        let g = GoParams {
+            wtime: Some(10_000),
+            winc: Some(100),
+            ..go()
+        };
+        // (9970/30 + 75) · 1.5 = 610; hard 4 × that.
+        assert_eq!(
+            scaled_budget(&g, true, 30, 150),
+            TimeBudget {
+                optimum_ms: Some(610),
+                hard_ms: Some(2440)
+            }
+        );
+        assert_eq!(scaled_budget(&g, true, 30, 100), budget(&g, true, 30));
+        assert_eq!(scaled_budget(&g, true, 30, 50).optimum_ms, Some(203));
+        // Never beyond the clock, however slow.
+        let b = scaled_budget(&g, true, 30, 1000);
+        assert_eq!((b.optimum_ms, b.hard_ms), (Some(4070), Some(9970)));
+        let m = GoParams {
+            movetime: Some(1000),
+            ..go()
+        };
+        assert_eq!(scaled_budget(&m, true, 30, 300), budget(&m, true, 30));
     }
 
     #[test]

@@ -58,7 +58,7 @@ use shakmaty::{Chess, EnPassantMode, Move, Position};
 /// Search parameters (UCI options of the same names).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MctsParams {
-    /// `CPuct`: c_init of AlphaZero's c(s) (default 1.25).
+    /// `CPuct`: c_init of AlphaZero's c(s) (default [`defaults::C_PUCT`]).
     pub c_puct: f32,
     /// `CPuctBase`: c_base of c(s) (default 19652).
     pub c_puct_base: f32,
@@ -99,12 +99,15 @@ pub struct MctsParams {
 }
 
 /// MCTS defaults, in one place: [`MctsParams::default`] and the UCI option table read them.
-/// AlphaZero's c_init/c_base; seed 004's τ = 0.1, k = 5, ε = 0.05; FPU reduction 0.3 as Lc0's
+/// AlphaZero's c_base and a c_init chosen by SPRT ([`C_PUCT`]); seed 004's τ = 0.1, k = 5, ε = 0.05; FPU reduction 0.3 as Lc0's
 /// default scaled to [0, 1] values (Lc0 uses 0.33 on [−1, 1]: ≈ 0.16; a stronger reduction suits
 /// the sharp priors here).
 pub mod defaults {
-    /// `CPuct`.
-    pub const C_PUCT: f64 = 1.25;
+    /// `CPuct`: 0.8 on Q in [0, 1], about Lc0's 1.745 halved (AlphaZero's 1.25 is for Q in
+    /// [−1, 1]; taken as is it explored twice as much). 0.8 against 1.25 at 10+0.1, `Threads 1`:
+    /// SPRT(0, 10) H1 after 275 games, +110 Elo (95 % +73 … +149),
+    /// `tools/results/sprt/mcts-cpuct-0.8-vs-1.25.json`, 2026-11-28.
+    pub const C_PUCT: f64 = 0.8;
     /// `CPuctBase`.
     pub const C_PUCT_BASE: f64 = 19652.0;
     /// `FpuReduction`.

@@ -150,9 +150,10 @@ fn fen(f: &str) -> Game {
 #[test]
 fn puct_arithmetic() {
     let p = MctsParams::default();
-    // c(s) = 1.25 + ln((1 + N + 19652) / 19652).
-    assert!((c_puct(&p, 0.0) - (1.25 + (19653.0f64 / 19652.0).ln())).abs() < 1e-12);
-    assert!((c_puct(&p, 19652.0) - (1.25 + (39305.0f64 / 19652.0).ln())).abs() < 1e-12);
+    // c(s) = c_init + ln((1 + N + 19652) / 19652).
+    let c_init = f64::from(defaults::C_PUCT as f32);
+    assert!((c_puct(&p, 0.0) - (c_init + (19653.0f64 / 19652.0).ln())).abs() < 1e-12);
+    assert!((c_puct(&p, 19652.0) - (c_init + (39305.0f64 / 19652.0).ln())).abs() < 1e-12);
     // Q + c·P·√N/(1 + n).
     let s = puct_score(0.4, 0.5, 2.0, 16.0, 3.0);
     assert!((s - (0.4 + 2.0 * 0.5 * 4.0 / 4.0)).abs() < 1e-6);
@@ -270,7 +271,7 @@ fn q_init_visits_let_the_net_q_steer_the_search() {
         ..narrow
     };
     assert_eq!(pick(&on), last);
-    // At the default c_puct the prior's exploration term (1.25·0.95) still outweighs 0.4 of Q.
+    // At the default c_puct the prior's exploration term (0.8·0.95) still outweighs 0.4 of Q.
     let on_default = MctsParams {
         q_init_visits: 2.0,
         ..params(1)

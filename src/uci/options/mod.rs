@@ -214,6 +214,8 @@ pub const CHESS960: Key<bool> = Key::new("UCI_Chess960");
 pub const PONDER: Key<bool> = Key::new("Ponder");
 /// Move overhead option (ms).
 pub const MOVE_OVERHEAD: Key<i64> = Key::new("Move Overhead");
+/// Slow Mover option (percent of the clock's optimum time a move).
+pub const SLOW_MOVER: Key<i64> = Key::new("Slow Mover");
 /// Sampling temperature option (a float, declared as `type string`).
 pub const TEMPERATURE: Key<f64> = Key::new("Temperature");
 /// Temperature duration option (full moves).

@@ -30,6 +30,7 @@ impl Options {
             chess960: self.value(CHESS960),
             ponder: self.value(PONDER),
             move_overhead_ms: self.value(MOVE_OVERHEAD).max(0) as u64,
+            slow_mover: self.value(SLOW_MOVER).clamp(10, 1000) as u64,
             temperature: self.value(TEMPERATURE),
             temp_decay_moves: self.value(TEMP_DECAY_MOVES).max(0) as u32,
             seed: self.value(SEED).max(0) as u64,

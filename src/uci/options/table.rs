@@ -68,6 +68,16 @@ fn general(cores: usize) -> Vec<OptionDecl> {
             help: "milliseconds kept in reserve per move for GUI and network lag",
         },
         OptionDecl {
+            name: SLOW_MOVER.name,
+            applies: Applies::Search,
+            kind: OptionKind::Spin {
+                default: crate::time::DEFAULT_SLOW_MOVER as i64,
+                min: 10,
+                max: 1000,
+            },
+            help: "percent of the clock's optimum time a move (Stockfish's name); above 100 spends more",
+        },
+        OptionDecl {
             name: TEMPERATURE.name,
             applies: Applies::Search,
             kind: OptionKind::Float { default: 0.0, min: 0.0, max: 1.0 },

@@ -78,6 +78,15 @@ fn option_setting_and_validation() {
     assert_eq!(o.settings().move_overhead_ms, 250);
     assert!(o.set("move overhead", Some("-1")).is_err());
 
+    assert!(o.set("Slow Mover", Some("150")).is_ok());
+    assert_eq!(o.settings().slow_mover, 150);
+    assert!(o.set("Slow Mover", Some("5")).is_err());
+    assert_eq!(
+        o.settings().slow_mover,
+        150,
+        "a value out of range keeps the old one"
+    );
+
     assert!(o.set("UCI_ShowWDL", Some("TRUE")).is_ok());
     assert!(o.settings().show_wdl);
     assert!(o.set("UCI_ShowWDL", Some("yes")).is_err());
@@ -183,6 +192,7 @@ fn every_typed_key_matches_its_declaration() {
         THREADS,
         MULTI_PV,
         MOVE_OVERHEAD,
+        SLOW_MOVER,
         TEMP_DECAY_MOVES,
         SEED,
         HASH,
@@ -219,7 +229,7 @@ fn every_typed_key_matches_its_declaration() {
     }
     assert_eq!(
         o.declarations().len(),
-        32,
+        33,
         "every declared option has a key above"
     );
     // MCTS defaults come from one place.
