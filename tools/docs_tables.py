@@ -88,9 +88,11 @@ def table(header: list[str], rows: list[list[str]]) -> str:
 
 
 def ladder_command(lad: dict) -> str:
+    """The `make ladder` line that repeats a ladder: its games, net and seed (from the recorded command)."""
     net = lad.get("net") or "<embedded>"
-    return f"`make ladder LADDER_GAMES={lad['games_per_opponent']}" + ("" if net == "<embedded>" else
-                                                                       f" NET={net}") + "`"
+    seed = re.search(r"--seed (\d+)", lad.get("command") or "")
+    return (f"`make ladder LADDER_GAMES={lad['games_per_opponent']}" + ("" if net == "<embedded>" else f" NET={net}")
+            + (f" LADDER_ARGS='--seed {seed.group(1)}'" if seed else "") + "`")
 
 
 def heldout_command(rep: dict) -> str:

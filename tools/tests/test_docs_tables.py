@@ -123,3 +123,10 @@ def test_unknown_blocks_and_missing_results_are_reported(tmp_path):
     assert new == text
     assert any("unknown generated block 'nonsense'" in p for p in problems)
     assert any("sprt/net-int8.json is missing" in p for p in problems)
+
+
+def test_the_ladder_command_repeats_its_games_net_and_seed():
+    cmd = "python -m glimpse_tools.ladder --games 16 --out tools/results/ladder --book b.epd --seed 97"
+    assert dt.ladder_command({"games_per_opponent": 16, "net": "<embedded>", "command": cmd}) == \
+        "`make ladder LADDER_GAMES=16 LADDER_ARGS='--seed 97'`"
+    assert dt.ladder_command({"games_per_opponent": 4, "net": "x.onnx"}) == "`make ladder LADDER_GAMES=4 NET=x.onnx`"
