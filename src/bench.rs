@@ -131,7 +131,7 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 400)]
     pub nodes: u64,
     /// MCTS leaves per network run (with `--mcts`; the UCI option MinibatchSize): 0 = as the
-    /// engine (4 a thread on the CPU, 256 on a GPU).
+    /// engine (1 a thread on the CPU, 256 on a GPU).
     #[arg(long, default_value_t = 0)]
     pub minibatch: usize,
     /// MCTS with the network on a second thread and one batch in flight while the next is

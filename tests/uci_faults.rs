@@ -47,6 +47,11 @@ impl Drop for Scratch {
 }
 
 /// An MCTS engine on tiny_mav.onnx.
+/// The fewest root visits a `go nodes 30` search can end with: MCTS stops early once the most
+/// visited root move leads the next by more than the playouts left, which takes at least 15 of the
+/// 30 (a fallback move reports none).
+const EARLY_STOP_FLOOR: i64 = 15;
+
 fn mcts_engine() -> Engine {
     let mut e = Engine::start();
     e.handshake();
@@ -114,7 +119,7 @@ fn broken_nets_between_moves_keep_the_old_net_playing() {
         );
         assert_one_legal_bestmove(&lines, AFTER_E4);
         // The old net searched: a real tree, not a fallback move.
-        assert!(max_nodes(&lines) >= 30, "{lines:#?}");
+        assert!(max_nodes(&lines) >= EARLY_STOP_FLOOR, "{lines:#?}");
         assert_eq!(model_line(&mut e), good, "the model changed after {name}");
     }
     // A good net afterwards is taken.
@@ -164,7 +169,7 @@ fn broken_net_during_go_infinite_keeps_the_search_and_the_old_net() {
         "{stopped:#?} {lines:#?}"
     );
     assert_one_legal_bestmove(&lines, AFTER_E4);
-    assert!(max_nodes(&lines) >= 30, "{lines:#?}");
+    assert!(max_nodes(&lines) >= EARLY_STOP_FLOOR, "{lines:#?}");
     assert_eq!(model_line(&mut e), good);
     assert!(e.quit());
 }

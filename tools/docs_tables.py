@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,12 +88,26 @@ def table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(out) + "\n"
 
 
+#: The ladder's flags that `make ladder` sets itself (`--out` from ``LADDER_OUT``, `--net` from ``NET``).
+LADDER_MAKE_FLAGS = ("--games", "--out", "--book", "--net", "--engine")
+
+
 def ladder_command(lad: dict) -> str:
-    """The `make ladder` line that repeats a ladder: its games, net and seed (from the recorded command)."""
+    """The `make ladder` line that repeats a ladder: its games, net, output folder (when not the default) and
+    the other flags of the recorded command (seed, modes, levels) as ``LADDER_ARGS``."""
     net = lad.get("net") or "<embedded>"
-    seed = re.search(r"--seed (\d+)", lad.get("command") or "")
+    argv = shlex.split(lad.get("command") or "")[3:]  # after `python -m glimpse_tools.ladder`
+    extra, out, i = [], None, 0
+    while i < len(argv):
+        if argv[i] in LADDER_MAKE_FLAGS and i + 1 < len(argv):
+            out = argv[i + 1] if argv[i] == "--out" else out
+            i += 2
+            continue
+        extra.append(argv[i])
+        i += 1
     return (f"`make ladder LADDER_GAMES={lad['games_per_opponent']}" + ("" if net == "<embedded>" else f" NET={net}")
-            + (f" LADDER_ARGS='--seed {seed.group(1)}'" if seed else "") + "`")
+            + (f" LADDER_ARGS='{' '.join(extra)}'" if extra else "")
+            + (f" LADDER_OUT={out}" if out and out.rstrip("/") != "tools/results/ladder" else "") + "`")
 
 
 def heldout_command(rep: dict) -> str:
@@ -176,7 +191,23 @@ def ladder(r: Results) -> str:
     rows.append(["**fitted Elo**", ladder_elo(modes["searchless"]), ladder_elo(modes["mcts"])])
     return (f"{lad['date']}, {lad['time_control']}, {lad['games_per_opponent']} games an opponent, paired openings, "
             f"Stockfish 15.1 `Threads 1`; {ladder_command(lad)} (`tools/results/ladder/`).\n\n"
-            + table(["opponent (Stockfish 15.1)", "searchless", "MCTS"], rows))
+            + table(["opponent (Stockfish 15.1)", "searchless", "MCTS"], rows) + ladder_runs(r))
+
+
+def ladder_runs(r: Results) -> str:
+    """One line per further ladder run (``tools/results/ladder-*/ladder.json``: a longer run of some modes and
+    rungs, e.g. the games a done-when asks for): each mode's rows and fitted Elo, the date and the command."""
+    lines = []
+    for path in sorted(r.folder.glob("ladder-*/ladder.json")):
+        lad = json.loads(path.read_text())
+        parts = []
+        for name, mode in lad["modes"].items():
+            rows = ", ".join(f"+{x['wins']} ={x['draws']} −{x['losses']} ({pct(x['score'], 0)}) against "
+                             f"{x['label'].replace('UCI_Elo', '`UCI_Elo`')}" for x in mode["rows"])
+            parts.append(f"{'MCTS' if name == 'mcts' else name} {rows}, fitted Elo {ladder_elo(mode)}")
+        lines.append(f"- {lad['date']}, {lad['time_control']}, {lad['games_per_opponent']} games an opponent: "
+                     f"{'; '.join(parts)}; {ladder_command(lad)} (`{path.parent.relative_to(r.repo)}/`).")
+    return ("\n" + "\n".join(lines) + "\n") if lines else ""
 
 
 def sprt(r: Results) -> str:

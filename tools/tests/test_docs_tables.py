@@ -130,3 +130,29 @@ def test_the_ladder_command_repeats_its_games_net_and_seed():
     assert dt.ladder_command({"games_per_opponent": 16, "net": "<embedded>", "command": cmd}) == \
         "`make ladder LADDER_GAMES=16 LADDER_ARGS='--seed 97'`"
     assert dt.ladder_command({"games_per_opponent": 4, "net": "x.onnx"}) == "`make ladder LADDER_GAMES=4 NET=x.onnx`"
+
+
+def test_the_ladder_command_keeps_modes_rungs_and_a_further_output_folder():
+    cmd = ("python -m glimpse_tools.ladder --games 100 --out tools/results/ladder-mcts-1900 --book /x/b.epd "
+           "--modes mcts --elos 1900 --levels --seed 99")
+    assert dt.ladder_command({"games_per_opponent": 100, "net": "<embedded>", "command": cmd}) == \
+        ("`make ladder LADDER_GAMES=100 LADDER_ARGS='--modes mcts --elos 1900 --levels --seed 99' "
+         "LADDER_OUT=tools/results/ladder-mcts-1900`")
+
+
+def test_a_further_ladder_run_gets_one_line_under_the_ladder_table(tmp_path):
+    repo = make_repo(tmp_path)
+    r = dt.Results(repo)
+    assert dt.ladder(r).endswith("|\n")  # no further run: the table alone
+    extra = repo / "tools" / "results" / "ladder-mcts-1900"
+    extra.mkdir()
+    row = {"label": "UCI_Elo 1900", "games": 100, "wins": 40, "draws": 20, "losses": 40, "score": 0.5}
+    (extra / "ladder.json").write_text(json.dumps({
+        "date": "2026-11-28", "time_control": "10+0.1", "games_per_opponent": 100, "net": "<embedded>",
+        "command": "python -m glimpse_tools.ladder --games 100 --out tools/results/ladder-mcts-1900 --modes mcts",
+        "modes": {"mcts": {"estimate": {"elo": 1900.0, "low": 1830.4, "high": 1969.6, "se": 35.5}, "rows": [row]}}}))
+    last = dt.ladder(r).splitlines()[-1]
+    assert last.startswith("- 2026-11-28, 10+0.1, 100 games an opponent: MCTS +40 =20 −40 (50 %) against "
+                           "`UCI_Elo` 1900, fitted Elo **1900** (95 % 1830–1970); `make ladder LADDER_GAMES=100 "
+                           "LADDER_ARGS='--modes mcts' LADDER_OUT=tools/results/ladder-mcts-1900`")
+    assert last.endswith("(`tools/results/ladder-mcts-1900/`).")

@@ -22,7 +22,7 @@
 //!   the successor's value with Q_net as the searchless `SuccessorValue` policy does.
 //!   Values are stored from the point of view of the player who made the move into the node, so
 //!   a backup alternates v ↦ 1 − v.
-//! - **Batching**: up to `MinibatchSize` leaves per network call (0: 4 a thread on the CPU, 256
+//! - **Batching**: up to `MinibatchSize` leaves per network call (0: 1 a thread on the CPU, 256
 //!   on a GPU, [`MctsParams::for_backend`]), kept apart by virtual loss (a visit in flight counts as a
 //!   loss for the mover). A descent that reaches a leaf already in the batch is a collision: its
 //!   virtual loss stays until the batch is backed up, steering later descents elsewhere, and the
@@ -127,11 +127,13 @@ pub mod defaults {
     /// `MinibatchSize` (0: by backend, [`MINIBATCH_CPU_PER_THREAD`] × `Threads` or
     /// [`MINIBATCH_GPU`]).
     pub const MINIBATCH: i64 = 0;
-    /// The minibatch on the CPU per `Threads`: a CPU run's rows per second are level from 4 to
-    /// 16 rows a thread, and at the few dozen playouts a move of a 10+0.1 game every batch
-    /// gathered blind costs strength: 4 against 16 at 10+0.1, `Threads 1`, +506 Elo (SPRT H1
-    /// after 107 games, `tools/results/sprt/mcts-minibatch-4-vs-16.json`, 2026-11-28).
-    pub const MINIBATCH_CPU_PER_THREAD: usize = 4;
+    /// The minibatch on the CPU per `Threads`: with one thread MCTS makes as many nodes a second
+    /// at 1, 2 and 4 leaves a run (`glimpse bench --mcts --nodes 200 --threads 1 --minibatch N`:
+    /// 400, 382, 392), and every leaf gathered blind under virtual loss costs strength at the
+    /// 150-odd playouts a move of a 10+0.1 game: 4 against 16, +506 Elo
+    /// (`tools/results/sprt/mcts-minibatch-4-vs-16.json`); 1 against 4, +64 Elo (95 % +31 … +99, 300 games)
+    /// (`tools/results/sprt/mcts-minibatch-1-vs-4.json`), both at 10+0.1, `Threads 1`, 2026-11-28.
+    pub const MINIBATCH_CPU_PER_THREAD: usize = 1;
     /// The minibatch on CUDA and TensorRT: Lc0's default (`MinibatchSize 256`); at 16 an H200
     /// ran 13 positions a run, far from full (`tools/device/results/h200-2026-11-26-c30.txt`).
     pub const MINIBATCH_GPU: usize = 256;

@@ -201,7 +201,7 @@ fn mcts() -> Vec<OptionDecl> {
             name: MINIBATCH_SIZE.name,
             applies: Applies::Mcts,
             kind: OptionKind::Spin { default: mcts::MINIBATCH, min: 0, max: crate::model::trt_profile::MAX_ROWS },
-            help: "MCTS: leaves gathered (with virtual loss) per network run; 0 = by backend (4 × Threads on the CPU, 256 on CUDA/TensorRT)",
+            help: "MCTS: leaves gathered (with virtual loss) per network run; 0 = by backend (1 × Threads on the CPU, 256 on CUDA/TensorRT)",
         },
         OptionDecl {
             name: MAX_COLLISION_EVENTS.name,

@@ -78,12 +78,13 @@ fn option_setting_and_validation() {
     assert_eq!(o.settings().move_overhead_ms, 250);
     assert!(o.set("move overhead", Some("-1")).is_err());
 
-    assert!(o.set("Slow Mover", Some("150")).is_ok());
-    assert_eq!(o.settings().slow_mover, 150);
+    assert_eq!(o.settings().slow_mover, crate::time::DEFAULT_SLOW_MOVER);
+    assert!(o.set("Slow Mover", Some("120")).is_ok());
+    assert_eq!(o.settings().slow_mover, 120);
     assert!(o.set("Slow Mover", Some("5")).is_err());
     assert_eq!(
         o.settings().slow_mover,
-        150,
+        120,
         "a value out of range keeps the old one"
     );
 
@@ -128,8 +129,8 @@ fn option_setting_and_validation() {
     assert!(o.set("MaxCollisionEvents", Some("0")).is_err());
     let p = o.settings().mcts_params;
     assert_eq!((p.minibatch, p.max_collision_events), (0, 1));
-    assert_eq!(p.for_backend(Backend::Cpu, 1).minibatch, 4);
-    assert_eq!(p.for_backend(Backend::Cpu, 2).minibatch, 8);
+    assert_eq!(p.for_backend(Backend::Cpu, 1).minibatch, 1);
+    assert_eq!(p.for_backend(Backend::Cpu, 2).minibatch, 2);
     assert_eq!(p.for_backend(Backend::Cuda, 2).minibatch, 256);
     assert_eq!(p.for_backend(Backend::TensorRt, 1).minibatch, 256);
     assert!(!p.for_backend(Backend::Cpu, 2).pipelined);
