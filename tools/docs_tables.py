@@ -175,6 +175,11 @@ def heldout(r: Results) -> str:
             + table(["metric", *[f"`{x['net']}`" for x in reps]], rows))
 
 
+def ladder_record(row: dict) -> str:
+    """One ladder rung's games as ``+W =D −L (score %)``."""
+    return f"+{row['wins']} ={row['draws']} −{row['losses']} ({pct(row['score'], 0)})"
+
+
 def ladder(r: Results) -> str:
     """The model card's ladder: per opponent W/D/L and score, both modes, and the fitted Elo."""
     lad = r.load("ladder", "ladder.json")
@@ -185,8 +190,7 @@ def ladder(r: Results) -> str:
         cells = [label]
         for m in ("searchless", "mcts"):
             row = next((x for x in modes[m]["rows"] if x["label"] == label), None)
-            cells.append("—" if row is None else
-                         f"+{row['wins']} ={row['draws']} −{row['losses']} ({pct(row['score'], 0)})")
+            cells.append("—" if row is None else ladder_record(row))
         rows.append(cells)
     rows.append(["**fitted Elo**", ladder_elo(modes["searchless"]), ladder_elo(modes["mcts"])])
     return (f"{lad['date']}, {lad['time_control']}, {lad['games_per_opponent']} games an opponent, paired openings, "
@@ -202,8 +206,8 @@ def ladder_runs(r: Results) -> str:
         lad = json.loads(path.read_text())
         parts = []
         for name, mode in lad["modes"].items():
-            rows = ", ".join(f"+{x['wins']} ={x['draws']} −{x['losses']} ({pct(x['score'], 0)}) against "
-                             f"{x['label'].replace('UCI_Elo', '`UCI_Elo`')}" for x in mode["rows"])
+            rows = ", ".join(f"{ladder_record(x)} against {x['label'].replace('UCI_Elo', '`UCI_Elo`')}"
+                             for x in mode["rows"])
             parts.append(f"{'MCTS' if name == 'mcts' else name} {rows}, fitted Elo {ladder_elo(mode)}")
         lines.append(f"- {lad['date']}, {lad['time_control']}, {lad['games_per_opponent']} games an opponent: "
                      f"{'; '.join(parts)}; {ladder_command(lad)} (`{path.parent.relative_to(r.repo)}/`).")
