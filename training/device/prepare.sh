@@ -6,7 +6,8 @@
 #   bash training/device/prepare.sh [LAYERS]   # LAYERS: start from the best net grown to LAYERS blocks (grow.py)
 #   bash training/device/prepare.sh restore    # the big folders back in the index
 # Environment: FENS (unlabelled positions for lab.sh, default 60000), BEST (the start net, default the
-# campaign run's best.onnx, else training/campaign/campaign-l6d128.onnx).
+# campaign run's best.onnx, else training/campaign/campaign-l6d128.onnx), SMOLGEN (G: give the start net a
+# smolgen of G values a head, grow.py --smolgen; its outputs stay the same until training moves it).
 set -euo pipefail
 big="data/labels weights training/campaign tests/data"
 mark="# glimpse device calls: big folders out of the tree that travels (training/device/prepare.sh)"
@@ -25,8 +26,9 @@ best=${BEST:-training/runs/campaign-l6d128/best.onnx}
 [ -f "$best" ] || { echo "prepare: no start net $best" >&2; exit 1; }
 mkdir -p .dev
 start=$best
-if [ -n "${1:-}" ]; then
-  PYTHONPATH=training $py -m glimpse_train.grow --net "$best" --layers "$1" --out .dev/grown.onnx
+if [ -n "${1:-}" ] || [ -n "${SMOLGEN:-}" ]; then
+  PYTHONPATH=training $py -m glimpse_train.grow --net "$best" ${1:+--layers "$1"} ${SMOLGEN:+--smolgen "$SMOLGEN"} \
+    --out .dev/grown.onnx
   start=.dev/grown.onnx
 fi
 if [ -z "${PACKED:-}" ]; then

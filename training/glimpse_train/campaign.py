@@ -278,6 +278,8 @@ def parse_args(argv=None) -> tuple[argparse.Namespace, CampaignConfig]:
         parse_mix(cfg.mix)
     except ValueError as e:
         ap.error(f"--mix: {e}")
+    if cfg.dagger_every < 1:
+        ap.error(f"--dagger-every: {cfg.dagger_every} is below 1 (1 takes every ply)")
     for level in cfg.dagger_levels.split(","):
         try:
             dagger_opponent(int(level))

@@ -61,10 +61,24 @@ class CampaignConfig:
     dagger_levels: str = "1500,1700,1900,2100"  # opponents of the engine's own games, one per label phase in turn:
     # a number under 100 is a Stockfish Skill Level, a larger one a UCI_Elo (UCI_LimitStrength; 15.1 takes 1350-2850)
     dagger_movetime: float = 0.02  # seconds per move for both sides in those games
+    dagger_every: int = 1  # one ply in this many of those games gives a candidate (ChessBench takes every board
+    # of its games); at 3, the value until 2026-11-28, the games took about half of a label phase's wall clock
     puzzles: int = 300
     cycles: int = 0  # 0 = until killed
     nice: int = 10
     train_cpu: bool = False  # train on the CPU too; without it a machine with no GPU only labels (train_wanted)
+
+
+#: Candidate positions a DAgger game yields when every ply is taken, for the number of games a phase plays: the
+#: 2,340 games of six phases on 2026-11-28 (UCI_Elo 1500-2100, searchless and MCTS at 20 ms a move) averaged 76.6
+#: plies (51.5-90.1 by opponent and mode), 6 of them the opening book's.
+DAGGER_PLIES_PER_GAME = 70
+
+
+def dagger_games(want: int, every: int) -> int:
+    """Games (an even number, ≥ 2: each opening with both colours) for ``want`` candidate positions when one ply
+    in ``every`` is taken."""
+    return max(2, 2 * int(round(want * max(1, every) / DAGGER_PLIES_PER_GAME / 2)))
 
 
 def shard_due(positions: int, seconds: float, cfg: CampaignConfig) -> bool:

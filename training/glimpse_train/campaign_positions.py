@@ -17,7 +17,7 @@ import chess
 import chess.pgn
 
 from . import labelstore, raylabel
-from .campaign_config import REPO, dagger_opponent, parse_mix
+from .campaign_config import REPO, dagger_games, dagger_opponent, parse_mix
 
 def run_until_stopped(cmd: list[str], stop, cwd: str | None = None, poll: float = 0.5) -> tuple[int | None, str]:
     """Runs ``cmd`` (stdout discarded, stderr kept) until it exits or ``stop()`` turns true; then it is sent
@@ -124,15 +124,17 @@ class CampaignPositions:
         return None
 
     def dagger_positions(self, want: int) -> list[str]:
-        """FENs (about one ply in three) from games of the engine (current net; searchless, and MCTS in every
-        other pass over the levels) against Stockfish at ``dagger_levels``, played by ``tools/match.py``: the
-        states the learner actually visits (DAgger, Ross, Gordon & Bagnell 2011). Empty, with a log line, when the engine is not built or a stop is
-        requested during the match (``run_until_stopped``)."""
+        """FENs (one ply in ``dagger_every``, by default every ply) from games of the engine (current net;
+        searchless, and MCTS in every other pass over the levels) against Stockfish at ``dagger_levels``, played
+        by ``tools/match.py``: the states the learner actually visits (DAgger, Ross, Gordon & Bagnell 2011).
+        ``dagger_games`` sizes the match for ``want`` positions. Empty, with a log line, when the engine is not
+        built or a stop is requested during the match (``run_until_stopped``)."""
         engine = os.path.join(REPO, "target", "release", "glimpse")
         if not os.path.exists(engine):
             self.log("dagger: target/release/glimpse not built (make build); source skipped this cycle")
             return []
-        games = max(2, 2 * int(round(want / 25 / 2)))
+        every = max(1, self.cfg.dagger_every)
+        games = dagger_games(want, every)
         levels = [int(x) for x in self.cfg.dagger_levels.split(",")]
         cyc = self.label_round
         spec, opponent = dagger_opponent(levels[cyc % len(levels)])
@@ -163,7 +165,7 @@ class CampaignPositions:
                 board = game.board()
                 for mv in game.mainline_moves():
                     board.push(mv)
-                    if rng.random() < 1 / 3 and not board.is_game_over():
+                    if (every == 1 or rng.random() < 1 / every) and not board.is_game_over():
                         fens.append(board.fen())
         self.log(f"dagger: {games} {mode} games vs {opponent} with {net or 'the embedded net'} "
                  f"({time.time() - t0:.0f} s): {len(fens)} positions")

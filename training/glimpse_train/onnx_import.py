@@ -24,7 +24,15 @@ from onnx import numpy_helper
 from .chessdata import MOVE_TO_ACTION, random_positions, tokens_actions
 from .kinds.multi_action_value import KIND_MAV, KIND_MAVP, MAVConfig, build_model, param_shapes
 from .onnx_graph import onnx_meta, ort_session
-from .transformer import attn_name, lin_name, ln_name
+from .transformer import SMOLGEN_GLOBAL, attn_name, lin_name, ln_name
+
+
+def smolgen_meta(value: str) -> dict[str, int]:
+    """``MAVConfig`` smolgen fields from the metadata entry ``glimpse.smolgen`` = ``"G,C,S"`` (absent: none)."""
+    if not value:
+        return {"smolgen": 0}
+    g, c, s = (int(x) for x in value.split(","))
+    return {"smolgen": g, "smolgen_compress": c, "smolgen_hidden": s}
 
 
 def import_onepass(path: str) -> tuple[dict[str, np.ndarray], MAVConfig]:
@@ -44,7 +52,8 @@ def import_onepass(path: str) -> tuple[dict[str, np.ndarray], MAVConfig]:
                         head_global=bool(int(meta.get("glimpse.head_global", "0"))),
                         canonical=bool(int(meta.get("glimpse.canonical", "0"))),
                         policy_dim=int(meta.get("glimpse.policy_dim", "0")),
-                        wdl_head=bool(int(meta.get("glimpse.wdl_head", "0"))))
+                        wdl_head=bool(int(meta.get("glimpse.wdl_head", "0"))),
+                        **smolgen_meta(meta.get("glimpse.smolgen", "")))
     except KeyError as e:
         raise ValueError(f"{path}: metadata {e} missing") from None
     d, nh = cfg.dim, cfg.heads
@@ -80,9 +89,18 @@ def import_onepass(path: str) -> tuple[dict[str, np.ndarray], MAVConfig]:
         p[f"{a}/linear_1/w"], p[f"{a}/linear_2/w"], p[f"{a}/linear_3/w"] = wk, wv, get(f"wo{i}")
         if cfg.attn_bias:
             p[f"{a}/pair_bias"] = get(f"pair_bias{i}")[0]
+        if cfg.smolgen:
+            sg = f"{a}/smolgen"
+            p[f"{sg}/compress/w"] = get(f"sg_compress{i}")
+            for name, tag in (("dense1", "d1"), ("dense2", "d2")):
+                p[f"{sg}/{name}/w"], p[f"{sg}/{name}/b"] = get(f"sg_{tag}w{i}"), get(f"sg_{tag}b{i}")
+            for name, tag in (("ln1", "lna"), ("ln2", "lnb")):
+                p[f"{sg}/{name}/scale"], p[f"{sg}/{name}/offset"] = get(f"sg_{tag}{i}_s"), get(f"sg_{tag}{i}_b")
         wg, wu = gate_up(str(i))
         p[f"{lin_name(3 * i)}/w"], p[f"{lin_name(3 * i + 1)}/w"] = wg, wu
         p[f"{lin_name(3 * i + 2)}/w"] = get(f"w3_{i}")
+    if cfg.smolgen:
+        p[SMOLGEN_GLOBAL] = get("sg_global")
     L = cfg.layers
     p[f"{ln_name(2 * L)}/scale"], p[f"{ln_name(2 * L)}/offset"] = get("ln_final_s"), get("ln_final_b")
     p["mav_head/action_embed/embeddings"] = get("action_embed")

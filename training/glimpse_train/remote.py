@@ -151,7 +151,8 @@ def train(pack_dir: str, work: str, seconds: float, overrides: dict, snapshot_mi
     start = os.path.join(pack_dir, "start.onnx")
     # The start net's shapes win over the pack's config.json: a net grown deeper (grow.py) trains as it is.
     tcfg = with_start_architecture(MAVTrainConfig(**cfg), import_onepass(start)[1])
-    log(f"train: {tcfg.layers} layers, width {tcfg.dim} (the start net's)")
+    sg = f", smolgen G{tcfg.smolgen}" if tcfg.smolgen else ""
+    log(f"train: {tcfg.layers} layers, width {tcfg.dim}{sg} (the start net's)")
 
     os.makedirs(os.path.join(work, "out"), exist_ok=True)
     tr = StartNetTrainer(tcfg, work, ds, log, start)

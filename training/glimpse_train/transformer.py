@@ -36,10 +36,25 @@ def lin_name(k: int) -> str:
     return f"linear{_sfx(k)}"
 
 
+SMOLGEN_GLOBAL = "smolgen_global/w"
+
+
+def smolgen_shapes(prefix: str, dim: int, seq: int, heads: int, smolgen: tuple[int, int, int]) -> dict:
+    """Shapes of one layer's smolgen (Lc0's BT2+ attention-bias generator) under ``prefix``
+    (``<attention module>/smolgen``), ``smolgen`` = (C, S, G): ``compress/w`` [D, C], ``dense1/{w [seq·C, S], b}``,
+    ``ln1/{scale,offset}`` [S], ``dense2/{w [S, heads·G], b}``, ``ln2/{scale,offset}`` [G]. The projection
+    ``smolgen_global/w`` [G, seq²] is shared by every layer (:data:`SMOLGEN_GLOBAL`)."""
+    c, s, g = smolgen
+    return {f"{prefix}/compress/w": (dim, c), f"{prefix}/dense1/w": (seq * c, s), f"{prefix}/dense1/b": (s,),
+            f"{prefix}/ln1/scale": (s,), f"{prefix}/ln1/offset": (s,), f"{prefix}/dense2/w": (s, heads * g),
+            f"{prefix}/dense2/b": (heads * g,), f"{prefix}/ln2/scale": (g,), f"{prefix}/ln2/offset": (g,)}
+
+
 def trunk_shapes(layers: int, dim: int, hidden: int, seq: int, heads: int = 0,
-                 attn_bias: bool = False) -> dict[str, tuple[int, ...]]:
+                 attn_bias: bool = False, smolgen: tuple[int, int, int] | None = None) -> dict[str, tuple[int, ...]]:
     """Shapes of the trunk's parameters (embeddings, ``layers`` blocks, final LayerNorm), in the
-    reference's order; ``attn_bias`` adds ``pair_bias`` [heads, seq, seq] per layer."""
+    reference's order; ``attn_bias`` adds ``pair_bias`` [heads, seq, seq] per layer, ``smolgen`` = (C, S, G)
+    a smolgen per layer (:func:`smolgen_shapes`) and, last, the shared ``smolgen_global/w`` [G, seq²]."""
     d, h = dim, hidden
     shapes: dict[str, tuple[int, ...]] = {"embed/embeddings": (VOCAB, d), "embed_1/embeddings": (seq, d)}
     for i in range(layers):
@@ -50,11 +65,15 @@ def trunk_shapes(layers: int, dim: int, hidden: int, seq: int, heads: int = 0,
             shapes[f"{attn_name(i)}/{q}/w"] = (d, d)
         if attn_bias:
             shapes[f"{attn_name(i)}/pair_bias"] = (heads, seq, seq)
+        if smolgen:
+            shapes.update(smolgen_shapes(f"{attn_name(i)}/smolgen", d, seq, heads, smolgen))
         shapes[f"{lin_name(3 * i)}/w"] = (d, h)
         shapes[f"{lin_name(3 * i + 1)}/w"] = (d, h)
         shapes[f"{lin_name(3 * i + 2)}/w"] = (h, d)
     shapes[f"{ln_name(2 * layers)}/scale"] = (d,)
     shapes[f"{ln_name(2 * layers)}/offset"] = (d,)
+    if smolgen:
+        shapes[SMOLGEN_GLOBAL] = (smolgen[2], seq * seq)
     return shapes
 
 
@@ -101,11 +120,31 @@ def np_log_softmax(z):
     return z - np.log(np.exp(z).sum(-1, keepdims=True))
 
 
+def _np_silu(x):
+    return x / (1 + np.exp(-x))
+
+
+def numpy_smolgen(p: dict[str, np.ndarray], prefix: str, heads: int, y: np.ndarray) -> np.ndarray:
+    """float64 smolgen (Lc0's BT2+): the layer's LayerNormed input y [B, T, D] → attention-logit biases
+    [B, H, T, T] generated from the whole position: compress each token to C values, flatten, dense to S
+    (swish, LayerNorm), dense to H·G (swish, LayerNorm over each head's G), and the shared
+    ``smolgen_global/w`` [G, T²] maps each head's G values to its T×T biases."""
+    b, t, _ = y.shape
+    c = (y @ p[f"{prefix}/compress/w"]).reshape(b, -1)
+    h = _np_ln(_np_silu(c @ p[f"{prefix}/dense1/w"] + p[f"{prefix}/dense1/b"]), p[f"{prefix}/ln1/scale"],
+               p[f"{prefix}/ln1/offset"])
+    h = _np_silu(h @ p[f"{prefix}/dense2/w"] + p[f"{prefix}/dense2/b"]).reshape(b, heads, -1)
+    h = _np_ln(h, p[f"{prefix}/ln2/scale"], p[f"{prefix}/ln2/offset"])
+    return (h @ p[SMOLGEN_GLOBAL]).reshape(b, heads, t, t)
+
+
 def numpy_trunk(p: dict[str, np.ndarray], layers: int, dim: int, heads: int, tokens: np.ndarray,
-                attn_bias: bool = False) -> np.ndarray:
+                attn_bias: bool = False, smolgen: bool = False) -> np.ndarray:
     """float64 transformer trunk (the paper's decoder blocks, bidirectional attention, pre-LN, SwiGLU):
     tokens int [B, T] → residual stream [B, T, D] before the final LayerNorm. ``p``: float64 parameters by
-    Haiku name; ``attn_bias`` adds the learned per-head ``pair_bias`` [H, T, T] to the attention logits."""
+    Haiku name; ``attn_bias`` adds the learned per-head ``pair_bias`` [H, T, T] to the attention logits,
+    ``smolgen`` the position's generated biases [B, H, T, T] (:func:`numpy_smolgen`; T must be the full
+    sequence)."""
     b, t = tokens.shape
     d, nh = dim, heads
     dh = d // nh
@@ -119,6 +158,8 @@ def numpy_trunk(p: dict[str, np.ndarray], layers: int, dim: int, heads: int, tok
         s = np.einsum("bthd,bshd->bhts", q, k) / math.sqrt(dh)
         if attn_bias:
             s = s + p[f"{a}/pair_bias"][None, :, :t, :t]
+        if smolgen:
+            s = s + numpy_smolgen(p, f"{a}/smolgen", nh, y)
         s = np.exp(s - s.max(-1, keepdims=True))
         s /= s.sum(-1, keepdims=True)
         o = np.einsum("bhts,bshd->bthd", s, v).reshape(b, t, d)

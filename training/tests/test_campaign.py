@@ -100,6 +100,32 @@ def test_a_deeper_committed_net_sets_the_runs_shapes(tmp_path):
         c.trainer(ds)
 
 
+def test_a_committed_net_with_a_smolgen_trains_with_it(tmp_path):
+    """A committed net given a smolgen (``grow --smolgen``) is the run's start as it is: config.json takes its
+    smolgen sizes and the trainer starts from its weights, the smolgen's included."""
+    from glimpse_train import grow
+    from glimpse_train.kinds import multi_action_value as mav_kind
+    from glimpse_train.kinds.multi_action_value import MAVConfig
+
+    c = _tiny_campaign(tmp_path)
+    cfg_path = os.path.join(c.run_dir, "config.json")
+    with open(cfg_path, "w") as f:
+        json.dump(dict(campaign.CAMPAIGN_MODEL, layers=1, dim=16, heads=2, head_dim=16, head_hidden=32,
+                       kind="multi_action_value"), f)
+    mcfg = MAVConfig(layers=1, dim=16, heads=2, head_dim=16, head_hidden=32, attn_bias=True, head_global=True,
+                     canonical=True, policy_dim=64, wdl_head=True)
+    params, scfg = grow.add_smolgen(mav_kind.perturbed_params(mcfg, 2), mcfg, 4, compress=2, hidden=8)
+    mav_kind.export(params, scfg, c.checkpoint_onnx)
+    a = tmp_path / "a.tsv.gz"
+    a.write_bytes(labelstore.gzip_bytes([labelstore.format_line(START, moves_of(START))]))
+    ds = MemDataset([str(a)], str(tmp_path / "cache"), log=lambda *_: None)
+    tr = c.trainer(ds)
+    assert (tr.cfg.smolgen, tr.cfg.smolgen_compress, tr.cfg.smolgen_hidden) == (4, 2, 8)
+    assert json.load(open(cfg_path))["smolgen"] == 4
+    got = tr.init_params()
+    assert set(got) == set(params) and all(np.allclose(got[k], params[k], atol=1e-6) for k in params)
+
+
 def _remote_snapshot(path, step=10, batch=4, seed=2, legacy=False):
     """A snapshot as ``remote.train`` writes it (step and batch as metadata of their own), or with ``legacy``
     as it did before those keys existed (the two numbers only in the description)."""
@@ -255,12 +281,23 @@ def test_a_fresh_clone_resumes_the_curve_not_cycle_zero(tmp_path):
                     or not any(os.path.exists(p) for p in chessdata.SF_PATHS), reason="needs the engine and Stockfish")
 def test_dagger_positions_come_from_engine_games(tmp_path):
     import chess
+    import chess.pgn
 
     c = _tiny_campaign(tmp_path)
     c.cfg.dagger_levels = "0"
     fens = c.dagger_positions(50)  # 2 games at 20 ms a move against Skill Level 0
     assert fens and all(chess.Board(f).is_valid() for f in fens)
-    assert os.path.exists(os.path.join(c.run_dir, "dagger-0000.pgn"))
+    pgn = os.path.join(c.run_dir, "dagger-0000.pgn")
+    # dagger_every 1 (the default): every position of both games that is not the final one of a finished game
+    with open(pgn) as f:
+        want = []
+        while (game := chess.pgn.read_game(f)) is not None:
+            board = game.board()
+            for mv in game.mainline_moves():
+                board.push(mv)
+                if not board.is_game_over():
+                    want.append(board.fen())
+    assert sorted(fens) == sorted(want)
 
 
 def test_heads_train_and_report(tmp_path):

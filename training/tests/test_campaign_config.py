@@ -81,3 +81,20 @@ def test_train_cpu_is_a_flag():
     assert campaign.parse_args(["--train-cpu"])[1].train_cpu is True
     assert campaign.parse_args([])[1].train_cpu is False
     assert campaign.parse_args(["--dagger-levels", "0,1500"])[1].dagger_levels == "0,1500"
+
+
+def test_dagger_games_cover_the_wanted_positions_in_pairs():
+    from glimpse_train.campaign_config import DAGGER_PLIES_PER_GAME, dagger_games
+
+    assert dagger_games(0, 1) == 2 and dagger_games(10, 1) == 2, "at least one opening with both colours"
+    for want in (500, 7_000, 12_345):
+        for every in (1, 3):
+            g = dagger_games(want, every)
+            assert g % 2 == 0
+            # about want positions: within one pair of games of want × every / plies a game
+            assert abs(g * DAGGER_PLIES_PER_GAME / every - want) <= 2 * DAGGER_PLIES_PER_GAME / every
+    assert dagger_games(7_000, 3) == 3 * dagger_games(7_000, 1), "one ply in three needs three times the games"
+    assert campaign.parse_args([])[1].dagger_every == 1, "every ply by default"
+    assert campaign.parse_args(["--dagger-every", "3"])[1].dagger_every == 3
+    with pytest.raises(SystemExit):
+        campaign.parse_args(["--dagger-every", "0"])

@@ -13,8 +13,8 @@ import numpy as np
 from ..canon import canon_jax, canon_numpy
 from ..chessdata import ACTIONS
 from ..heads import param_shapes as head_shapes, policy_jax, policy_numpy, wdl_jax, wdl_numpy
-from ..transformer import (LN_EPS, VOCAB, _np_ln, attn_name, count_layers, init_from_shapes, lin_name, ln_name,
-                           np_log_softmax, numpy_trunk, trunk_shapes)
+from ..transformer import (LN_EPS, SMOLGEN_GLOBAL, VOCAB, _np_ln, attn_name, count_layers, init_from_shapes, lin_name,
+                           ln_name, np_log_softmax, numpy_trunk, trunk_shapes)
 
 KIND_MAV = "multi_action_value"
 #: the same contract plus the ``policy`` and ``wdl`` outputs (engine: ``src/model/kinds/multi_action_value_policy.rs``)
@@ -51,6 +51,9 @@ class MAVConfig:
     canonical: bool = False  # inputs rewritten into the side-to-move frame first (canon.py)
     policy_dim: int = 0  # P > 0: Lc0-style policy head (heads.py), output ``policy`` [B, M]
     wdl_head: bool = False  # win/draw/loss head (heads.py), output ``wdl`` [B, 3]
+    smolgen: int = 0  # G > 0: a smolgen per layer (transformer.numpy_smolgen), G values a head, 0 = none
+    smolgen_compress: int = 8  # C: values a token is compressed to (Lc0: 32 over its 64 tokens)
+    smolgen_hidden: int = 128  # S: the dense layer between (Lc0: 256)
 
     kind = KIND_MAV
     seq_len = SEQ
@@ -63,10 +66,15 @@ class MAVConfig:
     def hh(self) -> int:
         return self.head_hidden or 2 * self.dh
 
+    @property
+    def smolgen_shape(self) -> tuple[int, int, int] | None:
+        """(C, S, G) of the smolgen, or ``None`` without one."""
+        return (self.smolgen_compress, self.smolgen_hidden, self.smolgen) if self.smolgen else None
+
 
 def param_shapes(cfg: MAVConfig) -> dict[str, tuple[int, ...]]:
     d, dh, hh, k = cfg.dim, cfg.dh, cfg.hh, cfg.buckets
-    shapes = trunk_shapes(cfg.layers, d, d * cfg.widening, SEQ, cfg.heads, cfg.attn_bias)
+    shapes = trunk_shapes(cfg.layers, d, d * cfg.widening, SEQ, cfg.heads, cfg.attn_bias, cfg.smolgen_shape)
     shapes.update({
         "mav_head/action_embed/embeddings": (VOCAB, dh),
         "mav_head/linear_in/w": (2 * d, dh),
@@ -97,6 +105,9 @@ def cost_split(cfg: MAVConfig) -> dict[str, float]:
     attention; LayerNorm, softmax and gathers are not counted)."""
     t, d, hd = SEQ, cfg.dim, cfg.dim * cfg.widening
     trunk = cfg.layers * (t * (4 * d * d + 3 * d * hd) + 2 * t * t * d) + (d * cfg.dh if cfg.head_global else 0)
+    if cfg.smolgen:
+        c, sh, g = cfg.smolgen_shape
+        trunk += cfg.layers * (t * d * c + t * c * sh + sh * cfg.heads * g + cfg.heads * g * t * t)
     head = 2 * d * cfg.dh + 3 * cfg.dh * cfg.hh + cfg.dh * cfg.buckets + 2 * d * cfg.policy_dim + cfg.policy_dim
     value = (d * cfg.buckets if cfg.value_head else 0) + (3 * d if cfg.wdl_head else 0)
     return {"trunk_gflop": 2.0 * (trunk + value) / 1e9, "head_gflop_per_move": 2.0 * head / 1e9,
@@ -123,7 +134,8 @@ def infer_config(params: dict[str, np.ndarray], heads: int) -> MAVConfig:
                     attn_bias=f"{attn_name(0)}/pair_bias" in params,
                     head_global="mav_head/linear_global/w" in params,
                     policy_dim=params["policy_head/query/w"].shape[1] if "policy_head/query/w" in params else 0,
-                    wdl_head="wdl_head/linear/w" in params)
+                    wdl_head="wdl_head/linear/w" in params,
+                    **smolgen_fields(params))
     want = param_shapes(cfg)
     if set(want) != set(params):
         raise ValueError(f"parameter names differ: missing {sorted(set(want) - set(params))[:5]}, "
@@ -136,10 +148,25 @@ def infer_config(params: dict[str, np.ndarray], heads: int) -> MAVConfig:
     return cfg
 
 
+def smolgen_fields(params: dict[str, np.ndarray]) -> dict[str, int]:
+    """The ``MAVConfig`` smolgen fields that the parameter shapes give (``smolgen`` 0 without one)."""
+    if SMOLGEN_GLOBAL not in params:
+        return {"smolgen": 0}
+    a = f"{attn_name(0)}/smolgen"
+    return {"smolgen": params[SMOLGEN_GLOBAL].shape[0], "smolgen_compress": params[f"{a}/compress/w"].shape[1],
+            "smolgen_hidden": params[f"{a}/dense1/w"].shape[1]}
+
+
+def _zero_init(name: str) -> bool:
+    # biases, LayerNorm offsets, the pair bias and smolgen's shared projection (a new smolgen adds nothing)
+    return name.endswith(("/offset", "/b", "/pair_bias")) or name == SMOLGEN_GLOBAL
+
+
 def init_params(cfg: MAVConfig, seed: int = 0, emb_init_scale: float = 0.02) -> dict[str, np.ndarray]:
-    """Truncated-normal fan-in init for matrices, N(0, emb_init_scale²) embeddings, LN 1/0, biases 0."""
+    """Truncated-normal fan-in init for matrices, N(0, emb_init_scale²) embeddings, LN 1/0, biases 0, smolgen's
+    shared projection 0 (its biases start at zero and the first steps train that projection)."""
     return init_from_shapes(param_shapes(cfg), seed, emb_init_scale, is_embedding=lambda n: n.endswith("/embeddings"),
-                            is_zero=lambda n: n.endswith("/offset") or n.endswith("/b") or n.endswith("/pair_bias"))
+                            is_zero=_zero_init)
 
 
 def perturbed_params(cfg: MAVConfig, seed: int = 0) -> dict[str, np.ndarray]:
@@ -153,6 +180,8 @@ def perturbed_params(cfg: MAVConfig, seed: int = 0) -> dict[str, np.ndarray]:
         elif k.endswith("/offset") or k.endswith("/b") or k.endswith("/pair_bias"):
             p[k] = rng.normal(0, 0.1, v.shape).astype(np.float32)
     p["mav_head/linear_out/w"] = (p["mav_head/linear_out/w"] * 4).astype(np.float32)
+    if SMOLGEN_GLOBAL in p:
+        p[SMOLGEN_GLOBAL] = rng.normal(0, 0.3, p[SMOLGEN_GLOBAL].shape).astype(np.float32)
     return p
 
 
@@ -174,7 +203,7 @@ def numpy_outputs(params, cfg: MAVConfig, tokens: np.ndarray, actions: np.ndarra
     b = tokens.shape[0]
     if cfg.canonical:
         tokens, actions = canon_numpy(tokens, actions)
-    x = numpy_trunk(p, cfg.layers, cfg.dim, cfg.heads, tokens, attn_bias=cfg.attn_bias)
+    x = numpy_trunk(p, cfg.layers, cfg.dim, cfg.heads, tokens, attn_bias=cfg.attn_bias, smolgen=bool(cfg.smolgen))
     L = cfg.layers
     y = _np_ln(x, p[f"{ln_name(2*L)}/scale"], p[f"{ln_name(2*L)}/offset"])  # [B, T, D]
     bi = np.arange(b)[:, None]
@@ -248,6 +277,13 @@ def jax_outputs(params, cfg: MAVConfig, tokens, actions) -> dict:
         logits = (q * scale) @ k
         if cfg.attn_bias:
             logits = logits + params[f"{a}/pair_bias"][None, :, :t, :t]
+        if cfg.smolgen:
+            sg = f"{a}/smolgen"
+            c = (y @ params[f"{sg}/compress/w"]).reshape(b, -1)
+            h = ln(jax.nn.silu(c @ params[f"{sg}/dense1/w"] + params[f"{sg}/dense1/b"]), f"{sg}/ln1")
+            h = jax.nn.silu(h @ params[f"{sg}/dense2/w"] + params[f"{sg}/dense2/b"]).reshape(b * nh, -1)
+            h = ln(h, f"{sg}/ln2")
+            logits = logits + (h @ params[SMOLGEN_GLOBAL]).reshape(b, nh, t, t)
         s = jax.nn.softmax(logits, axis=-1)
         o = (s @ v).transpose(0, 2, 1, 3).reshape(b * t, d)
         x = x + o @ wo

@@ -14,7 +14,7 @@ from ..canon import onnx_canon
 from ..heads import onnx_policy, onnx_wdl
 from ..onnx_graph import OPSET, _G, ort_session
 from ..position_batches import PAD_ACTION
-from ..transformer import attn_name, lin_name, ln_name
+from ..transformer import SMOLGEN_GLOBAL, attn_name, lin_name, ln_name
 from .mav_model import (KIND_MAV, KIND_MAVP, SEQ, FROM_TOKEN, TO_TOKEN, MAVConfig, num_params, cost_split,
                         gflop_per_position, jax_outputs)
 
@@ -65,6 +65,27 @@ def build_model(params: dict[str, np.ndarray], cfg: MAVConfig, description: str 
         # [D, D] projection → [H, D, dh], head h's output columns h·dh … (h+1)·dh − 1
         return w.reshape(d, nh, dh).transpose(1, 0, 2)
 
+    if cfg.smolgen:
+        sg_global = g.const("sg_global", p[SMOLGEN_GLOBAL])
+        sg_flat = g.const("sg_flat", i64([0, -1]))
+        sg_heads = g.const("sg_heads", i64([0, nh, cfg.smolgen]))
+        sg_bhtt = g.const("sg_bhtt", i64([0, nh, t, t]))
+
+    def smolgen(y: str, i: int) -> str:
+        # transformer.numpy_smolgen: y [B, T, D] → attention-logit biases [B, H, T, T]
+        a = f"{attn_name(i)}/smolgen"
+
+        def dense_silu(x_in: str, name: str, tag: str) -> str:
+            z = g.op("Add", [g.op("MatMul", [x_in, g.const(f"sg_{tag}w{i}", p[f"{a}/{name}/w"])]),
+                             g.const(f"sg_{tag}b{i}", p[f"{a}/{name}/b"])], f"sg_{tag}{i}")
+            return g.op("Mul", [z, g.op("Sigmoid", [z])], f"sg_{tag}silu{i}")
+
+        c = g.op("MatMul", [y, g.const(f"sg_compress{i}", p[f"{a}/compress/w"])], f"sg_c{i}")
+        h = ln(dense_silu(g.op("Reshape", [c, sg_flat], f"sg_cflat{i}"), "dense1", "d1"), f"{a}/ln1", f"sg_lna{i}")
+        h = g.op("Reshape", [dense_silu(h, "dense2", "d2"), sg_heads], f"sg_h{i}")
+        h = ln(h, f"{a}/ln2", f"sg_lnb{i}")
+        return g.op("Reshape", [g.op("MatMul", [h, sg_global], f"sg_g{i}"), sg_bhtt], f"sg_bias{i}")
+
     qscale = 1.0 / math.sqrt(dh)
     for i in range(L):
         a = attn_name(i)
@@ -76,8 +97,12 @@ def build_model(params: dict[str, np.ndarray], cfg: MAVConfig, description: str 
             # (heads split and merged inside the kernel); W_Q carries 1/sqrt(dh), hence scale 1.
             q, k, v = qkv_projections(y, wq, wk, wv, i)
             mha_in = [q, k, v, "", ""]
-            if cfg.attn_bias:
-                mha_in.append(g.const(f"pair_bias{i}", p[f"{a}/pair_bias"][None]))
+            bias = g.const(f"pair_bias{i}", p[f"{a}/pair_bias"][None]) if cfg.attn_bias else None
+            if cfg.smolgen:
+                gen = smolgen(y, i)
+                bias = g.op("Add", [bias, gen], f"attn_bias{i}") if bias else gen
+            if bias:
+                mha_in.append(bias)
             o = g.op("MultiHeadAttention", mha_in, f"ctx{i}", domain="com.microsoft", num_heads=nh, scale=1.0)
             x = g.op("Add", [x, g.op("MatMul", [o, g.const(f"wo{i}", wo)], f"attn_out{i}")], f"h_attn{i}")
             y = ln(x, ln_name(2 * i + 1), f"ln{2 * i + 1}")
@@ -97,6 +122,8 @@ def build_model(params: dict[str, np.ndarray], cfg: MAVConfig, description: str 
         scores = g.op("MatMul", [q, k], f"scores{i}")
         if cfg.attn_bias:
             scores = g.op("Add", [scores, g.const(f"pair_bias{i}", p[f"{a}/pair_bias"][None])], f"scores_b{i}")
+        if cfg.smolgen:
+            scores = g.op("Add", [scores, smolgen(y, i)], f"scores_sg{i}")
         s = g.op("Softmax", [scores], f"attn{i}", axis=-1)
         o = g.op("MatMul", [s, v], f"ctx{i}")
         o = g.op("Reshape", [g.op("Transpose", [o], perm=[0, 2, 1, 3]), shape_btd], f"ctx{i}")
@@ -172,6 +199,7 @@ def build_model(params: dict[str, np.ndarray], cfg: MAVConfig, description: str 
         "glimpse.canonical": str(int(cfg.canonical)),
         "glimpse.policy_dim": str(cfg.policy_dim),
         "glimpse.wdl_head": str(int(cfg.wdl_head)),
+        **({"glimpse.smolgen": f"{cfg.smolgen},{cfg.smolgen_compress},{cfg.smolgen_hidden}"} if cfg.smolgen else {}),
         **(extra_meta or {}),
     }
     helper.set_model_props(model, meta)
