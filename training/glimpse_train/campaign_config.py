@@ -13,7 +13,13 @@ import json
 import os
 import time
 
-SOURCES = ("selfplay", "popular", "endgames", "dagger")
+SOURCES = ("selfplay", "popular", "endgames", "books", "lichess", "dagger")
+#: The file sources: files under ``SHARED/data/`` (glob patterns), walked in a fixed shuffled order by a cursor.
+#: ``popular`` and ``endgames`` are labelled to the end by now (``../shared/README.md``); ``books`` are opening
+#: books (UHO 40-60 %: 241,670 positions 8-9 moves in; 2 moves: 40,457), ``lichess`` every position of the
+#: Lichess games (3,970 games of a 1443-2127 player, about 280,000 positions before dedup).
+SOURCE_FILES = {"popular": ("positions/popularpos_lichess_v3.epd",), "endgames": ("positions/endgames.epd",),
+                "books": ("openings/UHO_4060_v4.epd", "openings/2moves_v1.epd"), "lichess": ("games/*.pgn",)}
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # A label phase whose Stockfish workers used less than this share of their cores (a match or build at normal
 # priority took the rest) does not update the positions-per-second rate that sizes the next phase.
@@ -57,7 +63,8 @@ class CampaignConfig:
     depth: int = 8
     top_k: int = 4
     shallow_depth: int = 2
-    mix: str = "selfplay:0.3,popular:0.3,endgames:0.1,dagger:0.3"
+    mix: str = "selfplay:0.25,books:0.2,lichess:0.2,dagger:0.35"  # popular and endgames (0.3 and 0.1 until
+    # 2026-11-28) are labelled to the end: their share of a phase found nothing
     dagger_levels: str = "1500,1700,1900,2100"  # opponents of the engine's own games, one per label phase in turn:
     # a number under 100 is a Stockfish Skill Level, a larger one a UCI_Elo (UCI_LimitStrength; 15.1 takes 1350-2850)
     dagger_movetime: float = 0.02  # seconds per move for both sides in those games
@@ -69,10 +76,10 @@ class CampaignConfig:
     train_cpu: bool = False  # train on the CPU too; without it a machine with no GPU only labels (train_wanted)
 
 
-#: Candidate positions a DAgger game yields when every ply is taken, for the number of games a phase plays: the
-#: 2,340 games of six phases on 2026-11-28 (UCI_Elo 1500-2100, searchless and MCTS at 20 ms a move) averaged 76.6
-#: plies (51.5-90.1 by opponent and mode), 6 of them the opening book's.
-DAGGER_PLIES_PER_GAME = 70
+#: Candidate positions a DAgger game yields when every ply is taken, for the number of games a phase plays (too
+#: few games leave the phase short of DAgger positions, too many are played for nothing): on 2026-11-28 the
+#: searchless games against UCI_Elo 1500-2100 averaged 65-90 plies, the MCTS games 83-104 (6 of them the book's).
+DAGGER_PLIES_PER_GAME = 80
 
 
 def dagger_games(want: int, every: int) -> int:

@@ -1,12 +1,13 @@
 """Where the campaign's new positions come from (``campaign``, step 1): Stockfish self-play games (Ray
-tasks), popular Lichess positions and endgame starts (EPD files under ``../shared/data/positions/``, walked
-by a cursor), and DAgger games of the engine against Stockfish (``tools/match.py``); deduplicated on
+tasks), files under ``../shared/data/`` walked by a cursor (``SOURCE_FILES``: opening books, the positions of
+Lichess games, and the popular Lichess positions and endgame starts labelled to the end by now), and DAgger games of the engine against Stockfish (``tools/match.py``); deduplicated on
 ``chessdata.position_key`` against every labelled position; candidates left unlabelled by a phase are kept
 in ``runs/<run>/pending.tsv`` for the next.
 """
 
 from __future__ import annotations
 
+import glob
 import os
 import random
 import subprocess
@@ -17,7 +18,7 @@ import chess
 import chess.pgn
 
 from . import labelstore, raylabel
-from .campaign_config import REPO, dagger_games, dagger_opponent, parse_mix
+from .campaign_config import REPO, SOURCE_FILES, dagger_games, dagger_opponent, parse_mix
 
 def run_until_stopped(cmd: list[str], stop, cwd: str | None = None, poll: float = 0.5) -> tuple[int | None, str]:
     """Runs ``cmd`` (stdout discarded, stderr kept) until it exits or ``stop()`` turns true; then it is sent
@@ -60,6 +61,32 @@ def epd_source(path: str, seed: int) -> list[str]:
         if b.is_valid() and not b.is_game_over(claim_draw=False):
             out.append(b.fen())
     return out
+
+
+def pgn_positions(path: str) -> list[str]:
+    """Every position of every game of a PGN file, after each move (canonical FENs; games in file order,
+    plies in game order; a finished game's final position left out, as it has no move to label)."""
+    out = []
+    with open(path, errors="replace") as f:
+        while (game := chess.pgn.read_game(f)) is not None:
+            board = game.board()
+            for mv in game.mainline_moves():
+                board.push(mv)
+                if not board.is_game_over():
+                    out.append(board.fen())
+    return out
+
+
+def file_source(shared: str, name: str, seed: int = 7) -> list[str]:
+    """The FENs of file source ``name`` (``SOURCE_FILES``) under ``shared/data/`` in the fixed order its cursor
+    walks: one EPD file as ``epd_source``; several files, or PGN games (``pgn_positions``), pooled and shuffled
+    with ``seed``. Files that are not there contribute nothing."""
+    paths = [p for pat in SOURCE_FILES[name] for p in sorted(glob.glob(os.path.join(shared, "data", pat)))]
+    if len(paths) == 1 and paths[0].endswith(".epd"):
+        return epd_source(paths[0], seed)
+    fens = [f for p in paths for f in (pgn_positions(p) if p.endswith(".pgn") else epd_source(p, seed))]
+    random.Random(seed).shuffle(fens)
+    return fens
 
 
 PENDING_MAX = 200_000  # unlabelled candidates kept between label phases
@@ -107,10 +134,12 @@ class CampaignPositions:
                     r["core_seconds"] for r in res)
                 new, _ = take_new(fens, 0, want, known)
             else:
-                file = {"popular": "popularpos_lichess_v3.epd", "endgames": "endgames.epd"}[name]
                 if name not in self._epd:
-                    self._epd[name] = epd_source(os.path.join(self.shared, "data", "positions", file), seed=7)
+                    self._epd[name] = file_source(self.shared, name)
                 new, cur[name] = take_new(self._epd[name], cur.get(name, 0), want, known)
+                if len(new) < want:
+                    self.log(f"{name}: {len(new)} of {want} new positions; the source is at its end "
+                             f"({cur[name]:,} of {len(self._epd[name]):,})")
             out.extend((name, f) for f in new)
         random.Random(self.label_round).shuffle(out)
         return out
@@ -159,14 +188,9 @@ class CampaignPositions:
         if rc != 0 or not os.path.exists(pgn):
             self.log(f"dagger: match.py failed (rc {rc}): {err.strip()[-300:]}")
             return []
-        fens, rng = [], random.Random(cyc)
-        with open(pgn) as f:
-            while (game := chess.pgn.read_game(f)) is not None:
-                board = game.board()
-                for mv in game.mainline_moves():
-                    board.push(mv)
-                    if (every == 1 or rng.random() < 1 / every) and not board.is_game_over():
-                        fens.append(board.fen())
+        fens, rng = pgn_positions(pgn), random.Random(cyc)
+        if every > 1:
+            fens = [f for f in fens if rng.random() < 1 / every]
         self.log(f"dagger: {games} {mode} games vs {opponent} with {net or 'the embedded net'} "
                  f"({time.time() - t0:.0f} s): {len(fens)} positions")
         rng.shuffle(fens)

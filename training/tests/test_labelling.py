@@ -98,6 +98,35 @@ def test_take_new_and_known_keys(tmp_path):
     assert new == [E4] and cur == 3 and labelstore.position_key(E4) in known
 
 
+def test_file_sources_pool_books_and_every_position_of_the_games(tmp_path):
+    """``books`` pools its EPD files, ``lichess`` every position of every PGN game (a finished game's last one
+    left out), each in one fixed shuffled order; a file that is not there contributes nothing."""
+    import chess
+
+    from glimpse_train import campaign_positions as cp
+
+    data = tmp_path / "data"
+    (data / "openings").mkdir(parents=True)
+    (data / "games").mkdir()
+    (data / "openings" / "UHO_4060_v4.epd").write_text(f"{' '.join(E4.split()[:4])} c9 \"x\";\n")
+    (data / "openings" / "2moves_v1.epd").write_text(f"{' '.join(START.split()[:4])}\nnot a fen\n")
+    # a fool's mate (its final position is mate: no move to label) and an unfinished game
+    (data / "games" / "g.pgn").write_text('[Result "0-1"]\n\n1. f3 e5 2. g4 Qh4# 0-1\n\n'
+                                          '[Result "*"]\n\n1. d4 d5 *\n')
+    books = cp.file_source(str(tmp_path), "books")
+    assert sorted(books) == sorted([E4, START]) and books == cp.file_source(str(tmp_path), "books")
+    games = cp.file_source(str(tmp_path), "lichess")
+    assert len(games) == 5 and games == cp.file_source(str(tmp_path), "lichess")
+    b = chess.Board()
+    for mv in ("f2f3", "e7e5", "g2g4"):
+        b.push_uci(mv)
+        assert b.fen() in games
+    b.push_uci("d8h4")
+    assert b.is_checkmate() and b.fen() not in games
+    assert cp.file_source(str(tmp_path), "endgames") == []
+    assert campaign.parse_mix(campaign.CampaignConfig().mix).keys() == {"selfplay", "books", "lichess", "dagger"}
+
+
 def test_memdataset_dedups_across_files_first_wins(tmp_path):
     a, b = tmp_path / "a.tsv.gz", tmp_path / "b.tsv.gz"
     a.write_bytes(labelstore.gzip_bytes([labelstore.format_line(START, [("e2e4", "30"), ("d2d4", "20")])]))
