@@ -77,9 +77,9 @@ class CampaignConfig:
 
 
 #: Candidate positions a DAgger game yields when every ply is taken, for the number of games a phase plays (too
-#: few games leave the phase short of DAgger positions, too many are played for nothing): on 2026-11-28 the
-#: searchless games against UCI_Elo 1500-2100 averaged 65-90 plies, the MCTS games 83-104 (6 of them the book's).
-DAGGER_PLIES_PER_GAME = 80
+#: few games leave the phase short of DAgger positions, too many are played for nothing): on 2026-11-28 four
+#: phases of every-ply games (searchless and MCTS against UCI_Elo 1700-2100) gave 83-110 positions a game.
+DAGGER_PLIES_PER_GAME = 90
 
 
 def dagger_games(want: int, every: int) -> int:
