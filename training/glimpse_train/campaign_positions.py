@@ -1,8 +1,9 @@
 """Where the campaign's new positions come from (``campaign``, step 1): Stockfish self-play games (Ray
 tasks), files under ``../shared/data/`` walked by a cursor (``SOURCE_FILES``: opening books, the positions of
-Lichess games, and the popular Lichess positions and endgame starts labelled to the end by now), and DAgger games of the engine against Stockfish (``tools/match.py``); deduplicated on
-``chessdata.position_key`` against every labelled position; candidates left unlabelled by a phase are kept
-in ``runs/<run>/pending.tsv`` for the next.
+Lichess games, and the popular Lichess positions and endgame starts labelled to the end by now), and DAgger
+games of the engine against Stockfish (``tools/match.py``); deduplicated on ``chessdata.position_key`` against
+every labelled position; candidates left unlabelled by a phase are kept in ``runs/<run>/pending.tsv`` for the
+next.
 """
 
 from __future__ import annotations

@@ -145,7 +145,8 @@ def grow(net: str, out: str, layers: int | None = None, seed: int = 0, positions
     onnx.save(build_model(grown, gcfg, desc), out)
     diff = same_outputs(net, out, positions)
     return {"out": out, "from_layers": cfg.layers, "layers": layers, "insert_after": insert_after(cfg.layers, layers),
-            "smolgen": gcfg.smolgen, "max_abs_diff": diff, "params_before": num_params(cfg), "params_after": num_params(gcfg),
+            "smolgen": gcfg.smolgen, "max_abs_diff": diff, "params_before": num_params(cfg),
+            "params_after": num_params(gcfg),
             "gflop_before": gflop_per_position(cfg), "gflop_after": gflop_per_position(gcfg)}
 
 
