@@ -281,7 +281,8 @@ def test_a_fresh_clone_resumes_the_curve_not_cycle_zero(tmp_path):
                     or not any(os.path.exists(p) for p in chessdata.SF_PATHS), reason="needs the engine and Stockfish")
 def test_dagger_positions_come_from_engine_games(tmp_path):
     import chess
-    import chess.pgn
+
+    from glimpse_train import campaign_positions
 
     c = _tiny_campaign(tmp_path)
     c.cfg.dagger_levels = "0"
@@ -289,15 +290,8 @@ def test_dagger_positions_come_from_engine_games(tmp_path):
     assert fens and all(chess.Board(f).is_valid() for f in fens)
     pgn = os.path.join(c.run_dir, "dagger-0000.pgn")
     # dagger_every 1 (the default): every position of both games that is not the final one of a finished game
-    with open(pgn) as f:
-        want = []
-        while (game := chess.pgn.read_game(f)) is not None:
-            board = game.board()
-            for mv in game.mainline_moves():
-                board.push(mv)
-                if not board.is_game_over():
-                    want.append(board.fen())
-    assert sorted(fens) == sorted(want)
+    # (pgn_positions, tested on its own in test_labelling.py)
+    assert sorted(fens) == sorted(campaign_positions.pgn_positions(pgn))
 
 
 def test_heads_train_and_report(tmp_path):
