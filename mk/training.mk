@@ -53,7 +53,7 @@ evaluate: $(VENV_STAMP)
 ## per kind numpy vs JAX and a smoke train + resume + export + evaluate. Other files add theirs as prerequisites
 ## (mk/campaign.mk: test-campaign); `make test-training PYTEST_ARGS='-k mav -x'` passes flags on.
 TRAINING_TESTS ?= tests/test_chessdata.py tests/test_kinds.py tests/test_action_value.py tests/test_multi_action_value.py tests/test_skeleton.py \
-  tests/test_grow.py tests/test_smolgen.py tests/test_fit_gap.py tests/test_successor.py
+  tests/test_grow.py tests/test_smolgen.py tests/test_fit_gap.py tests/test_successor.py tests/test_heldout.py
 PYTEST_ARGS ?=
 test-training: $(VENV_STAMP)
 	cd training && GLIMPSE_SHARED=$(ABS_TEST_SHARED) ../$(PY) -m pytest $(TRAINING_TESTS) $(PYTEST_ARGS)

@@ -8,6 +8,12 @@ default ``MoveChoice blend`` (``campaign.head_accuracies``); and the first ``--p
 (``evaluate.eval_puzzles``, whole solutions). Only the shared label files are read, so the split and its
 figures do not move as the label store grows.
 
+Positions per network run (:func:`positions_per_run`): 256 for a float net, whose outputs do not depend on what
+shares its run; 1 for an int8 twin, because ONNX Runtime's dynamic quantisation takes one activation scale per
+run (``DynamicQuantizeLinear`` over the whole input), so a position's Q moves with the positions beside it
+(figures: ``weights/README.md``). The engine runs one position's root and successors together, positions alike in
+scale, which one a run stands for better than 256 unrelated ones. ``--positions-per-run N`` overrides the choice.
+
 The JSON (``tools/results/heldout/<net>.json`` by default) records the net's file name, size and SHA-256, the
 date and the command; ``make docs`` builds the model card's tables from it (``glimpse_tools.docs_tables``).
 
@@ -31,6 +37,10 @@ from .campaign_metrics import HeldOut, head_accuracies
 from .data import MemDataset
 from .evaluate import eval_puzzles, eval_validation
 from .kinds.multi_action_value import MAVPolicy
+from .onnx_graph import onnx_meta
+
+#: Positions a network run for a float net (its outputs do not depend on the batch).
+FLOAT_POSITIONS_PER_RUN = 256
 
 
 def sha256(path: str) -> str:
@@ -42,17 +52,28 @@ def sha256(path: str) -> str:
     return h.hexdigest()
 
 
-def measure(net: str, shared: str, cache_dir: str, puzzles: int = 300, log=print) -> dict:
+def positions_per_run(net: str) -> int:
+    """Positions a network run for the held-out figures of ``net``: 1 for an int8 net (metadata
+    ``glimpse.precision`` = ``int8``: its dynamic activation scale is shared by a run), else
+    :data:`FLOAT_POSITIONS_PER_RUN` (module docstring)."""
+    return 1 if onnx_meta(net).get("glimpse.precision") == "int8" else FLOAT_POSITIONS_PER_RUN
+
+
+def measure(net: str, shared: str, cache_dir: str, puzzles: int = 300, log=print,
+            per_run: int | None = None) -> dict:
     """The held-out report of the ONNX file ``net`` (a one-pass kind: ``multi_action_value`` or
     ``multi_action_value_policy``): ``action_accuracy`` and ``kendall_tau`` (fractions), ``val_loss`` (nats),
-    ``val_positions``, ``policy_accuracy``/``blend_accuracy`` (``None`` without a policy head), ``puzzles`` and
-    ``puzzle_accuracy``. Raises ``FileNotFoundError`` when ``shared`` has no label files."""
+    ``val_positions``, ``policy_accuracy``/``blend_accuracy`` (``None`` without a policy head), ``puzzles``,
+    ``puzzle_accuracy`` and ``positions_per_run`` (``per_run``, default :func:`positions_per_run`). Raises
+    ``FileNotFoundError`` when ``shared`` has no label files."""
     files = labelstore.label_files(shared, None)
     if not files:
         raise FileNotFoundError(f"no label files in {os.path.join(shared, 'data', 'labels')}")
     held = HeldOut(MemDataset(files, cache_dir, log), shared)
-    rep = eval_validation(MAVPolicy(net), held)
-    rep.update(head_accuracies(net, held))
+    per_run = per_run or positions_per_run(net)
+    rep = eval_validation(MAVPolicy(net, per_run), held)
+    rep.update(head_accuracies(net, held, per_run=per_run))
+    rep["positions_per_run"] = per_run
     puzzle_csv = os.path.join(shared, "data", "puzzles", "lichess_puzzles.csv")
     rep.update(eval_puzzles(MAVPolicy(net), puzzle_csv, puzzles) if puzzles else
                {"puzzles": 0, "puzzle_accuracy": None})
@@ -66,9 +87,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shared", default="../shared", help="folder with data/labels and data/puzzles")
     ap.add_argument("--cache-dir", default="data/cache", help="the label arrays' cache (as the campaign's)")
     ap.add_argument("--puzzles", type=int, default=300, help="Lichess puzzles to solve (0: none)")
+    ap.add_argument("--positions-per-run", type=int, default=None,
+                    help="positions a network run (default: 1 for an int8 net, 256 for a float one)")
     a = ap.parse_args(argv)
+    if a.positions_per_run is not None and a.positions_per_run < 1:
+        ap.error("--positions-per-run must be at least 1")
     t0 = time.time()
-    rep = measure(a.net, a.shared, a.cache_dir, a.puzzles, log=lambda *m: print(*m, file=sys.stderr))
+    rep = measure(a.net, a.shared, a.cache_dir, a.puzzles, log=lambda *m: print(*m, file=sys.stderr),
+                  per_run=a.positions_per_run)
     rep = {"net": os.path.basename(a.net), "bytes": os.path.getsize(a.net), "sha256": sha256(a.net),
            "date": time.strftime("%Y-%m-%d"), "seconds": round(time.time() - t0, 1),
            "command": os.environ.get("GLIMPSE_COMMAND") or "python -m glimpse_train.heldout " + shlex.join(

@@ -8,7 +8,8 @@
 The quantisation is ONNX Runtime's own dynamic quantisation (``onnxruntime.quantization.quantize_dynamic``):
 the weights of the chosen operators (default: every ``MatMul`` with a constant weight) are stored as 8-bit
 integers (``--weight-type``: signed ``qint8`` or unsigned ``quint8``) with one scale per tensor
-(``--per-channel``: per output column), and the activations feeding them are
+(``--per-channel``: per output column; ORT's integer MatMul takes per-column parameters for 2-D weights only, so
+the per-head 3-D Q/K/V weights ``[heads, D, D/heads]`` then stay float32), and the activations feeding them are
 quantised to uint8 at run time (``DynamicQuantizeLinear`` → ``MatMulInteger``, which ORT's graph optimiser
 fuses into ``MatMulIntegerToFloat`` on CPU). Inputs and outputs keep their names, types and shapes, so the
 engine loads the twin like any net (UCI ``WeightsFile``, ``glimpse --weights``).
@@ -22,7 +23,9 @@ source must be a float32 net (``glimpse.precision`` absent or ``fp32``).
 kinds with an ``actions`` input only) and prints the largest and mean difference of Q (expected win
 probability, 128 buckets) and how often the argmax move agrees. ``--heldout`` computes the held-out action
 accuracy of both on the campaign's fixed split (the validation positions of ``<shared>/data/labels``,
-``campaign.HeldOut``). Exit status 1 on a bad source or a failed write.
+``campaign.HeldOut``). The twin is run once through ONNX Runtime before it is written (ORT checks some
+quantisation parameters only when a kernel runs), so a twin ORT cannot run never replaces ``--out``. Exit status 1
+on a bad source, a twin ORT cannot run or a failed write.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from .campaign_metrics import HeldOut, head_accuracies
 from .chessdata import BUCKET_CENTRES, random_positions, tokens_actions
 from .data import MemDataset
 from .evaluate import eval_validation
+from .heldout import positions_per_run
 from .kinds.multi_action_value import MAVPolicy
 from .onnx_graph import ort_session
 
@@ -56,7 +60,8 @@ WEIGHT_TYPES = ("qint8", "quint8")
 
 
 class QuantizeError(Exception):
-    """The source cannot be quantised (missing, not a Glimpse net, not float32)."""
+    """The source cannot be quantised (missing, not a Glimpse net, not float32), or ONNX Runtime cannot run the
+    twin."""
 
 
 def sha256_of(path: str) -> str:
@@ -90,8 +95,10 @@ def quantize(net: str, out: str | None = None, per_channel: bool = False,
     """Writes the int8 twin of ``net`` to ``out`` (default :func:`default_out`) and returns a summary
     (``out``, sizes in bytes, the metadata added, the number of int8 MatMuls).
 
-    Raises :class:`QuantizeError` for a missing file, a net without ``glimpse.kind`` or one that is not
-    float32."""
+    ``per_channel`` keeps MatMuls whose weight is not 2-D in float32 (their count is in the settings).
+
+    Raises :class:`QuantizeError` for a missing file, a net without ``glimpse.kind``, one that is not
+    float32, or a twin that ONNX Runtime cannot run (``out`` is then left as it was)."""
     import onnxruntime
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -111,15 +118,19 @@ def quantize(net: str, out: str | None = None, per_channel: bool = False,
         raise QuantizeError(f"{net}: has float16 or 8-bit weights; only a float32 net can be quantised")
     out = out or default_out(net)
     wtype = QuantType.QInt8 if weight_type == "qint8" else QuantType.QUInt8
+    keep_float = not_2d_weight_matmuls(src) if per_channel else []
+    granularity = "per tensor"
+    if per_channel:
+        granularity = f"per channel ({len(keep_float)} MatMuls with 3-D weights kept float32)" if keep_float \
+            else "per channel"
     settings = (f"onnxruntime {onnxruntime.__version__} quantize_dynamic, weights {wtype.name} "
-                f"{'per channel' if per_channel else 'per tensor'}, activations QUInt8 dynamic, "
-                f"ops {','.join(op_types)}")
+                f"{granularity}, activations QUInt8 dynamic, ops {','.join(op_types)}")
     with tempfile.TemporaryDirectory() as tmp:
         raw = os.path.join(tmp, "int8.onnx")
         # DefaultTensorType: shape inference gives no type for the outputs of com.microsoft operators
         # (MultiHeadAttention in nets exported with fused attention); every activation here is float32.
         quantize_dynamic(net, raw, weight_type=wtype, per_channel=per_channel,
-                         op_types_to_quantize=list(op_types),
+                         op_types_to_quantize=list(op_types), nodes_to_exclude=keep_float,
                          extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
         q = onnx.load(raw)
     added = {"glimpse.precision": "int8", "glimpse.source": os.path.basename(net),
@@ -130,11 +141,40 @@ def quantize(net: str, out: str | None = None, per_channel: bool = False,
         q.metadata_props.add(key=k, value=v)
     onnx.checker.check_model(q)
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    onnx.save(q, out)
+    with tempfile.TemporaryDirectory(dir=os.path.dirname(os.path.abspath(out))) as tmp:
+        staged = os.path.join(tmp, os.path.basename(out))
+        onnx.save(q, staged)
+        try:
+            run_once(staged)
+        except Exception as e:  # onnxruntime raises its own exception classes
+            raise QuantizeError(f"{net}: ONNX Runtime cannot run the int8 twin ({e}); {out} not written") from e
+        os.replace(staged, out)
     int8_matmuls = sum(n.op_type in ("MatMulInteger", "DynamicQuantizeMatMul") for n in q.graph.node)
     return {"out": out, "source_bytes": os.path.getsize(net), "bytes": os.path.getsize(out),
             "metadata": added, "int8_matmuls": int8_matmuls,
             "fp32_matmuls": sum(n.op_type == "MatMul" for n in q.graph.node)}
+
+
+def not_2d_weight_matmuls(model: onnx.ModelProto) -> list[str]:
+    """Names of the ``MatMul`` nodes whose constant weight is not 2-D (the one-pass nets' per-head Q/K/V
+    weights ``[heads, D, D/heads]``): ORT's integer MatMul refuses per-column parameters for them at run time
+    ("b zero point is not valid", onnxruntime 1.31)."""
+    rank = {t.name: len(t.dims) for t in model.graph.initializer}
+    return [n.name for n in model.graph.node
+            if n.op_type == "MatMul" and any(rank.get(i, 2) != 2 for i in n.input[1:2])]
+
+
+def run_once(path: str) -> None:
+    """One ONNX Runtime run of the net at ``path`` on all-zero inputs (every dynamic dimension 1; token and
+    action id 0 are valid ids). Raises whatever ORT raises."""
+    sess = ort_session(path)
+    feed = {}
+    for i in sess.get_inputs():
+        shape = [d if isinstance(d, int) and d > 0 else 1 for d in i.shape]
+        dtype = {"tensor(int64)": np.int64, "tensor(int32)": np.int32, "tensor(float16)": np.float16}.get(
+            i.type, np.float32)
+        feed[i.name] = np.zeros(shape, dtype)
+    sess.run(None, feed)
 
 
 # ---------------------------------------------------------------------------------------------- checks
@@ -162,16 +202,21 @@ def compare(net: str, twin: str, positions: int = 64, seed: int = 0) -> dict:
 
 def heldout(nets: list[str], shared: str, cache: str) -> dict[str, dict]:
     """Held-out action accuracy, policy-head and ``MoveChoice blend`` accuracy and Kendall τ of each net on the campaign's fixed split
-    (the validation positions of ``<shared>/data/labels``), as the campaign computes them."""
+    (the validation positions of ``<shared>/data/labels``), as the campaign computes them, with
+    ``heldout.positions_per_run`` positions a network run (one for an int8 net)."""
+    from .heldout import positions_per_run
+
     files = sorted(glob.glob(os.path.join(shared, "data", "labels", "*.tsv.gz")))
     if not files:
         raise QuantizeError(f"no label files in {shared}/data/labels")
     held = HeldOut(MemDataset(files, cache, lambda *_: None), shared)
     out = {}
     for n in nets:
-        rep = eval_validation(MAVPolicy(n), held)
+        per_run = positions_per_run(n)
+        rep = eval_validation(MAVPolicy(n, per_run), held)
         out[n] = {"val_positions": rep["val_positions"], "action_accuracy": rep["action_accuracy"],
-                  "kendall_tau": rep["kendall_tau"], **head_accuracies(n, held)}
+                  "kendall_tau": rep["kendall_tau"], **head_accuracies(n, held, per_run=per_run),
+                  "positions_per_run": per_run}
     return out
 
 

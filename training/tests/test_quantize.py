@@ -145,3 +145,56 @@ def test_heldout_blend_accuracy_spans_q_and_policy(tiny, tmp_path):
     assert q_only["blend_accuracy"] == pytest.approx(eval_validation(MAVPolicy(tiny), held)["action_accuracy"])
     assert p_only["blend_accuracy"] == pytest.approx(p_only["policy_accuracy"])
     assert default["policy_accuracy"] == p_only["policy_accuracy"] and 0.0 <= default["blend_accuracy"] <= 1.0
+
+
+def test_per_channel_twin_runs_with_3d_weights_kept_float(tiny, tmp_path):
+    # The one-pass net's per-head Q/K/V weights are 3-D; per-column parameters on them made a twin that ORT
+    # loaded but refused at its first run ("b zero point is not valid").
+    src = onnx.load(tiny)
+    kept = q.not_2d_weight_matmuls(src)
+    assert kept and all(n.startswith("n_MatMul") for n in kept)
+    s = q.quantize(tiny, str(tmp_path / "pc.onnx"), per_channel=True, weight_type="quint8")
+    assert f"per channel ({len(kept)} MatMuls with 3-D weights kept float32)" in meta(s["out"])["glimpse.quantization"]
+    b = onnx.load(s["out"])
+    assert sorted(n.name for n in b.graph.node if n.op_type == "MatMul" and n.name in kept) == sorted(kept)
+    assert s["int8_matmuls"] > 0
+    c = q.compare(tiny, s["out"], positions=16)
+    assert c["mean_abs_dq"] < 0.25 * c["mean_q_spread"], c
+
+
+def test_a_twin_ort_cannot_run_leaves_out_as_it_was(tiny, tmp_path, monkeypatch):
+    out = tmp_path / "keep.onnx"
+    out.write_bytes(b"the previous twin")
+
+    def refuse(path):
+        raise RuntimeError("MatmulInteger : b zero point is not valid")
+
+    monkeypatch.setattr(q, "run_once", refuse)
+    with pytest.raises(q.QuantizeError, match="cannot run the int8 twin .*b zero point"):
+        q.quantize(tiny, str(out), weight_type="quint8")
+    assert out.read_bytes() == b"the previous twin"
+    assert sorted(os.listdir(tmp_path)) == ["keep.onnx"]
+
+
+def test_twin_q_depends_on_its_run_so_held_out_scores_it_alone(tiny, twin, tmp_path):
+    """ORT's dynamic quantisation takes one activation scale per run: the twin's Q of a position moves with the
+    positions beside it, the float net's does not. The held-out figures of an int8 net therefore come from one
+    position a run (``heldout.positions_per_run``)."""
+    import glob
+
+    from glimpse_train.heldout import FLOAT_POSITIONS_PER_RUN, positions_per_run
+    from glimpse_train.onnx_graph import ort_session
+
+    boards = q.random_positions(24, seed=3)
+    for net, moves in ((tiny, False), (twin[0], True)):
+        s = ort_session(net)
+        alone = [q.move_q(s, [b])[0] for b in boards]
+        together = q.move_q(s, boards)
+        worst = max(float(np.abs(a - b).max()) for a, b in zip(alone, together))
+        assert (worst > 1e-4) if moves else (worst < 1e-6), (net, worst)
+    assert positions_per_run(twin[0]) == 1 and positions_per_run(tiny) == FLOAT_POSITIONS_PER_RUN
+    shared = os.environ.get("GLIMPSE_SHARED", os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data", "shared"))
+    assert glob.glob(os.path.join(shared, "data", "labels", "*.tsv.gz"))
+    rep = q.heldout([tiny, twin[0]], shared, str(tmp_path / "cache"))
+    assert rep[tiny]["positions_per_run"] == FLOAT_POSITIONS_PER_RUN and rep[twin[0]]["positions_per_run"] == 1
+    assert rep[tiny]["val_positions"] == rep[twin[0]]["val_positions"] > 0
