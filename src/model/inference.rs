@@ -149,9 +149,9 @@ fn session_for(
     cfg: &RuntimeConfig,
     backend: Backend,
 ) -> Result<Session, String> {
-    let e = |e: ort::Error<SessionBuilder>| e.to_string();
+    let e = |e: ort::Error<SessionBuilder>| ort_message(&e);
     let mut builder = Session::builder(env)
-        .map_err(|e| e.to_string())?
+        .map_err(|e| ort_message(&e))?
         .with_optimization_level(GraphOptimizationLevel::Level3)
         .map_err(e)?
         .with_intra_threads(cfg.intra_threads.max(1))
@@ -185,7 +185,7 @@ fn session_for(
         Source::File(p) => builder.commit_from_file(p),
         Source::Bytes(b) => builder.commit_from_memory(b),
     }
-    .map_err(|e| e.to_string())
+    .map_err(|e| ort_message(&e))
 }
 
 /// Reads a 2-D tensor outlet as (element type, [dim0, dim1]); dims ≤ 0 are dynamic.
@@ -211,9 +211,15 @@ pub fn precision_note(precision: Precision, backend: Backend) -> Option<String> 
 fn tensor_error(what: &'static str, e: &impl std::fmt::Display) -> ModelError {
     InputError::Tensor {
         what,
-        message: e.to_string(),
+        message: ort_message(e),
     }
     .into()
+}
+
+/// ONNX Runtime's text of an error without the line break its kernel messages end with (it split the
+/// engine's `info string` after the reason, e.g. "b zero point is not valid").
+fn ort_message(e: &impl std::fmt::Display) -> String {
+    e.to_string().trim_end().to_owned()
 }
 
 /// Token or action ids outside `0..1968`.
@@ -319,13 +325,13 @@ fn forward(
             }
             _ => session.run(ort::inputs![names.input.as_str() => t]),
         }
-        .map_err(|e| InferenceError::Run(e.to_string()))?;
+        .map_err(|e| InferenceError::Run(ort_message(&e)))?;
         let value = result
             .get(names.output.as_str())
             .ok_or_else(|| InferenceError::OutputMissing(names.output.clone()))?;
         let (shape, data) = value
             .try_extract_tensor::<f32>()
-            .map_err(|e| InferenceError::ReadOutput(e.to_string()))?;
+            .map_err(|e| InferenceError::ReadOutput(ort_message(&e)))?;
         let dims: Vec<i64> = shape.iter().copied().collect();
         let expected = if batch.actions.is_some() {
             vec![rows, moves, outputs]
@@ -681,6 +687,22 @@ impl Model {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ort_messages_lose_their_trailing_line_break_only() {
+        // As ONNX Runtime 1.31's MatMulIntegerToFloat kernel words a refused zero point.
+        let e = "Non-zero status code returned while running MatMulIntegerToFloat node.\n Status Message: \
+                 MatmulInteger : b zero point is not valid\n";
+        let m = ort_message(&e);
+        assert!(m.ends_with("is not valid") && !m.ends_with('\n'));
+        assert_eq!(m.lines().count(), 2, "line breaks inside the message stay");
+        let err: ModelError = InferenceError::Run(m).into();
+        let line = format!("the warm-up run failed: {err}; keeping the previous model");
+        assert!(
+            line.ends_with("is not valid; keeping the previous model"),
+            "{line}"
+        );
+    }
 
     #[test]
     fn int8_on_a_gpu_backend_gets_a_note_and_nothing_else_does() {
