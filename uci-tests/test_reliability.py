@@ -25,7 +25,7 @@ import unittest
 
 import chess
 
-from uci_harness import BESTMOVE_RE, RawEngine, glimpse_bin, start_glimpse, weights_options
+from uci_harness import BESTMOVE_RE, TINY_AV, RawEngine, glimpse_bin, start_glimpse, weights_options
 
 # Generous bounds for a loaded 2-core CI machine: the protocol promises are the numbers in the names.
 SCALE = float(os.environ.get("GLIMPSE_TEST_TIME_SCALE", "1"))
@@ -217,6 +217,35 @@ class MessagesTest(unittest.TestCase):
             move, lines = engine.go("nodes 1")
             self.assertIn(move, legal(chess.Board()))
             self.assertFalse([l for l in lines if "error" in l], lines)
+        finally:
+            engine.quit()
+
+    def test_a_net_onnx_runtime_loads_but_cannot_run_is_refused_in_one_line(self):
+        # Per-column int8 parameters on the one-pass net's 3-D Q/K/V weights: ORT loads the file and refuses
+        # it at the first run ("b zero point is not valid"), whose message ends in a line break.
+        tiny = TINY_AV.parent / "tiny_mavp.onnx"
+        if not tiny.exists():
+            self.skipTest(f"{tiny} missing (run `make test-models`)")
+        import onnx
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        engine = start_glimpse()
+        try:
+            with tempfile.TemporaryDirectory() as tmp:
+                bad = os.path.join(tmp, "per-channel.onnx")
+                quantize_dynamic(str(tiny), bad, weight_type=QuantType.QUInt8, per_channel=True,
+                                 op_types_to_quantize=["MatMul"],
+                                 extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+                engine.send(f"setoption name WeightsFile value {bad}")
+                lines = engine.isready()
+            refused = [l for l in lines if "warm-up run failed" in l]
+            self.assertEqual(len(refused), 1, lines)
+            self.assertTrue(refused[0].startswith("info string error: ") and
+                            refused[0].endswith("; keeping the previous model"), refused)
+            self.assertFalse([l for l in lines if "keeping" in l and l not in refused], lines)
+            engine.send("position startpos")
+            move, lines = engine.go("nodes 1")
+            self.assertIn(move, legal(chess.Board()))
         finally:
             engine.quit()
 
