@@ -59,6 +59,17 @@ def positions_per_run(net: str) -> int:
     return 1 if onnx_meta(net).get("glimpse.precision") == "int8" else FLOAT_POSITIONS_PER_RUN
 
 
+def split_figures(net: str, held: HeldOut, per_run: int | None = None) -> dict:
+    """The held-out split's figures of ``net`` (``evaluate.eval_validation``'s report, plus
+    ``policy_accuracy``, ``blend_accuracy`` and ``positions_per_run``), ``per_run`` positions a network run
+    (default :func:`positions_per_run`)."""
+    per_run = per_run or positions_per_run(net)
+    rep = eval_validation(MAVPolicy(net, per_run), held)
+    rep.update(head_accuracies(net, held, per_run=per_run))
+    rep["positions_per_run"] = per_run
+    return rep
+
+
 def measure(net: str, shared: str, cache_dir: str, puzzles: int = 300, log=print,
             per_run: int | None = None) -> dict:
     """The held-out report of the ONNX file ``net`` (a one-pass kind: ``multi_action_value`` or
@@ -69,11 +80,7 @@ def measure(net: str, shared: str, cache_dir: str, puzzles: int = 300, log=print
     files = labelstore.label_files(shared, None)
     if not files:
         raise FileNotFoundError(f"no label files in {os.path.join(shared, 'data', 'labels')}")
-    held = HeldOut(MemDataset(files, cache_dir, log), shared)
-    per_run = per_run or positions_per_run(net)
-    rep = eval_validation(MAVPolicy(net, per_run), held)
-    rep.update(head_accuracies(net, held, per_run=per_run))
-    rep["positions_per_run"] = per_run
+    rep = split_figures(net, HeldOut(MemDataset(files, cache_dir, log), shared), per_run)
     puzzle_csv = os.path.join(shared, "data", "puzzles", "lichess_puzzles.csv")
     rep.update(eval_puzzles(MAVPolicy(net), puzzle_csv, puzzles) if puzzles else
                {"puzzles": 0, "puzzle_accuracy": None})

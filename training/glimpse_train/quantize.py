@@ -42,12 +42,10 @@ import chess
 import numpy as np
 import onnx
 
-from .campaign_metrics import HeldOut, head_accuracies
+from .campaign_metrics import HeldOut
 from .chessdata import BUCKET_CENTRES, random_positions, tokens_actions
 from .data import MemDataset
-from .evaluate import eval_validation
-from .heldout import positions_per_run
-from .kinds.multi_action_value import MAVPolicy
+from .heldout import split_figures
 from .onnx_graph import ort_session
 
 # onnxruntime.quantization is imported inside ``quantize`` alone: the checks and ``--heldout`` do not need it.
@@ -161,7 +159,7 @@ def not_2d_weight_matmuls(model: onnx.ModelProto) -> list[str]:
     ("b zero point is not valid", onnxruntime 1.31)."""
     rank = {t.name: len(t.dims) for t in model.graph.initializer}
     return [n.name for n in model.graph.node
-            if n.op_type == "MatMul" and any(rank.get(i, 2) != 2 for i in n.input[1:2])]
+            if n.op_type == "MatMul" and len(n.input) > 1 and rank.get(n.input[1], 2) != 2]
 
 
 def run_once(path: str) -> None:
@@ -204,20 +202,11 @@ def heldout(nets: list[str], shared: str, cache: str) -> dict[str, dict]:
     """Held-out action accuracy, policy-head and ``MoveChoice blend`` accuracy and Kendall τ of each net on the campaign's fixed split
     (the validation positions of ``<shared>/data/labels``), as the campaign computes them, with
     ``heldout.positions_per_run`` positions a network run (one for an int8 net)."""
-    from .heldout import positions_per_run
-
     files = sorted(glob.glob(os.path.join(shared, "data", "labels", "*.tsv.gz")))
     if not files:
         raise QuantizeError(f"no label files in {shared}/data/labels")
     held = HeldOut(MemDataset(files, cache, lambda *_: None), shared)
-    out = {}
-    for n in nets:
-        per_run = positions_per_run(n)
-        rep = eval_validation(MAVPolicy(n, per_run), held)
-        out[n] = {"val_positions": rep["val_positions"], "action_accuracy": rep["action_accuracy"],
-                  "kendall_tau": rep["kendall_tau"], **head_accuracies(n, held, per_run=per_run),
-                  "positions_per_run": per_run}
-    return out
+    return {n: split_figures(n, held) for n in nets}
 
 
 def main(argv=None) -> int:
