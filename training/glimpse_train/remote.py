@@ -69,12 +69,27 @@ def pack_arrays(ds) -> dict[str, np.ndarray]:
             "row_key": np.where(ds.val[ds.row_pos], ds.row_key, 0.0).astype(np.float32)}
 
 
-def _write_array(path: str, a: np.ndarray, preset: int = 6) -> None:
+#: Bytes of ``.npy`` a separate xz stream holds: the streams are compressed on every CPU at once (LZMA lets
+#: go of the GIL) and written one after the other, which ``lzma.decompress`` (and ``xz -d``) read as one file.
+XZ_STREAM_BYTES = 16 << 20
+
+
+def _write_array(path: str, a: np.ndarray, preset: int = 6, workers: int | None = None) -> None:
+    """``a`` as an LZMA-compressed ``.npy`` at ``path`` (written whole or not at all), in streams of
+    ``XZ_STREAM_BYTES`` compressed on ``workers`` threads (default: one a CPU)."""
+    from concurrent.futures import ThreadPoolExecutor
+
     buf = io.BytesIO()
     np.save(buf, a, allow_pickle=False)
+    raw = buf.getbuffer()
+    chunks = [raw[i:i + XZ_STREAM_BYTES] for i in range(0, len(raw), XZ_STREAM_BYTES)]
+    workers = workers or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    with ThreadPoolExecutor(max(1, min(workers, len(chunks)))) as ex:
+        streams = list(ex.map(lambda c: lzma.compress(c, preset=preset), chunks))
     tmp = path + ".tmp"
     with open(tmp, "wb") as f:
-        f.write(lzma.compress(buf.getvalue(), preset=preset))
+        for s in streams:
+            f.write(s)
     os.replace(tmp, path)
 
 

@@ -140,6 +140,27 @@ def test_memdataset_dedups_across_files_first_wins(tmp_path):
     assert np.array_equal(ds.states, ds2.states) and len(os.listdir(tmp_path / "cache")) == 2
 
 
+def test_token_cache_built_on_a_process_pool_matches_one_built_in_process(tmp_path):
+    """``warm_cache`` tokenizes only the files missing from the cache, on a pool of processes, and the
+    dataset read from that cache equals one tokenized in this process."""
+    from glimpse_train.data import warm_cache
+
+    files = []
+    for i, (fen, mv) in enumerate([(START, [("e2e4", "30"), ("g1f3", "M3")]), (E4, [("e7e5", "-12")]),
+                                   (START.replace(" 0 1", " 2 3"), [("d2d4", "M-2")])]):
+        f = tmp_path / f"{i}.tsv.gz"
+        f.write_bytes(labelstore.gzip_bytes([labelstore.format_line(fen, mv)]))
+        files.append(str(f))
+    assert warm_cache(files[:1], str(tmp_path / "pool"), workers=1) == 1
+    assert warm_cache(files, str(tmp_path / "pool"), workers=2) == 2
+    assert warm_cache(files, str(tmp_path / "pool"), workers=2) == 0
+    pooled = MemDataset(files, str(tmp_path / "pool"), log=lambda *_: None)
+    alone = MemDataset(files, str(tmp_path / "alone"), log=lambda *_: None, workers=1)
+    assert len(alone.states) == 2 and list(alone.row_key) == [30.0, 99997.0, -12.0]  # the repeated START: first wins
+    for k in ("states", "source", "row_pos", "row_action", "row_p", "row_key", "val"):
+        assert np.array_equal(getattr(pooled, k), getattr(alone, k)), k
+
+
 def test_merge_tiers_keeps_deep_top():
     deep = {"e2e4": "40", "d2d4": "35"}
     shallow = {"e2e4": "10", "d2d4": "50", "g1f3": "90", "a2a3": "-20", "b2b4": "M2"}

@@ -54,6 +54,21 @@ def test_packed_dataset_round_trips_what_the_trainer_reads(tmp_path):
         assert np.array_equal(x, y)
 
 
+def test_a_large_array_is_written_as_several_xz_streams_that_read_back_as_one(tmp_path, monkeypatch):
+    """``_write_array`` cuts the ``.npy`` into streams of ``XZ_STREAM_BYTES`` compressed on threads; the file
+    is their concatenation, which ``_read_array`` (and ``xz -d``) reads whole, in order."""
+    import lzma
+
+    monkeypatch.setattr(remote, "XZ_STREAM_BYTES", 4096)
+    a = np.random.default_rng(0).integers(0, 1968, 20_000).astype(np.int16)  # 40 kB: ten streams
+    path = str(tmp_path / "a.npy.xz")
+    remote._write_array(path, a, workers=3)
+    raw = open(path, "rb").read()
+    assert raw.count(b"\xfd7zXZ\x00") == 10  # the xz stream header magic, once a stream
+    assert np.array_equal(remote._read_array(path), a)
+    assert lzma.decompress(raw)[:6] == b"\x93NUMPY" and not os.path.exists(path + ".tmp")
+
+
 def test_remote_train_exports_a_snapshot_from_the_start_net(tmp_path):
     from glimpse_train.kinds import multi_action_value as mav_kind
     from glimpse_train.kinds.multi_action_value import MAVConfig, init_params
