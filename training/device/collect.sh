@@ -1,9 +1,9 @@
 #!/bin/bash
 # On the GPU machine, last call: every 10 s copy the label shards (as labs-N.tar: unpack them all here,
-# then `remote import` each lab-* folder), the newest ONNX snapshot, JAX's compilation cache (jaxcache.tar)
-# and the logs to $OUT, until no `remote` job runs or MAX_SECONDS pass. What is under $OUT comes back even
-# when the call runs out of time, but not when the machine is taken back mid-call: several short calls lose
-# less.
+# then `remote import` each lab-* folder), the newest ONNX snapshot (arm B's too: latest-b.onnx), JAX's
+# compilation cache (jaxcache.tar) and the logs to $OUT, until no `remote` job runs or MAX_SECONDS pass. What
+# is under $OUT comes back even when the call runs out of time, but not when the machine is taken back
+# mid-call: several short calls lose less.
 #   bash training/device/collect.sh [MAX_SECONDS]
 end=$(( $(date +%s) + ${1:-100000} ))
 while true; do
@@ -19,11 +19,14 @@ while true; do
     fi
     [ "$f" = END ] || { group+=("$f"); size=$((size + b)); }
   done
-  if [ -f /tmp/g/work/out/latest.onnx ]; then cp /tmp/g/work/out/latest.onnx "$OUT/latest.onnx.tmp" && mv "$OUT/latest.onnx.tmp" "$OUT/latest.onnx"; fi
+  for arm in "" -b; do  # arm A's newest snapshot as latest.onnx, arm B's (train.sh) as latest-b.onnx
+    f=/tmp/g/work$arm/out/latest.onnx
+    if [ -f $f ]; then cp $f "$OUT/latest$arm.onnx.tmp" && mv "$OUT/latest$arm.onnx.tmp" "$OUT/latest$arm.onnx"; fi
+  done
   if [ -n "$(ls -A /tmp/g/jaxcache 2>/dev/null)" ]; then tar cf "$OUT/jaxcache.tar.tmp" -C /tmp/g jaxcache && mv "$OUT/jaxcache.tar.tmp" "$OUT/jaxcache.tar"; fi
-  cat /tmp/train.log /tmp/lab-*.log > "$OUT/logs.txt" 2>/dev/null
+  cat /tmp/train.log /tmp/train-b.log /tmp/lab-*.log > "$OUT/logs.txt" 2>/dev/null
   pgrep -f "glimpse_train.remote" > /dev/null || break
   [ "$(date +%s)" -lt "$end" ] || break
   sleep 10
 done
-tail -3 /tmp/train.log /tmp/lab-*.log 2>/dev/null
+tail -3 /tmp/train.log /tmp/train-b.log /tmp/lab-*.log 2>/dev/null

@@ -7,7 +7,9 @@
 #   bash training/device/prepare.sh restore    # the big folders back in the index
 # Environment: FENS (unlabelled positions for lab.sh, default 60000), BEST (the start net, default the
 # campaign run's best.onnx, else training/campaign/campaign-l6d128.onnx), SMOLGEN (G: give the start net a
-# smolgen of G values a head, grow.py --smolgen; its outputs stay the same until training moves it).
+# smolgen of G values a head, grow.py --smolgen; its outputs stay the same until training moves it), SMOLGEN_B
+# (G: also pack arm B, the start net given a smolgen of G, as start-b.onnx: train.sh then trains both arms at
+# once on the GPU, from the same data for the same wall time, an A/B test of the smolgen at equal time).
 set -euo pipefail
 big="data/labels weights training/campaign tests/data"
 mark="# glimpse device calls: big folders out of the tree that travels (training/device/prepare.sh)"
@@ -34,6 +36,9 @@ fi
 if [ -z "${PACKED:-}" ]; then
   rm -rf .dev/pack .dev/lab/pack .dev/lab/py .dev/lab/fens.txt
   PYTHONPATH=training $py -m glimpse_train.remote pack --out .dev/pack --start "$start" --fens "${FENS:-60000}"
+  if [ -n "${SMOLGEN_B:-}" ]; then
+    PYTHONPATH=training $py -m glimpse_train.grow --net "$start" --smolgen "$SMOLGEN_B" --out .dev/pack/start-b.onnx
+  fi
 fi
 # Split the pack so that no call carries more than LIMIT_MB: the FENs go with lab.sh, a pack file larger than
 # a quarter of a call is cut into parts (NAME.part-00, -01, ...; train.sh joins them), and the files and parts are
@@ -55,7 +60,7 @@ bytes() { du -sb "$1" | cut -f1; }
 # Gather the pack's data files (and the parts of an earlier split) from every folder, join the parts.
 for d in .dev/pack .dev/lab/pack .dev/stage .dev/stage[0-9]*; do
   [ -d "$d" ] || continue
-  for f in row_p row_action states start.onnx row_key counts val; do
+  for f in row_p row_action states start.onnx start-b.onnx row_key counts val; do
     for src in $d/$f $d/$f.npy.xz $d/$f.npy.xz.part-*; do [ -f "$src" ] && mv "$src" .dev/spill/; done
   done
 done

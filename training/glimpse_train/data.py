@@ -179,17 +179,14 @@ def _cache_path(path: str, cache_dir: str) -> str:
     return os.path.join(cache_dir, f"{tag}.npz")
 
 
-def _build_cache(job: tuple[str, str]) -> str:
-    path, cache_dir = job
-    _file_arrays(path, cache_dir)
-    return path
-
-
 def warm_cache(files: list[str], cache_dir: str, workers: int | None = None) -> int:
-    """Tokenizes the label files that have no entry in ``cache_dir`` yet (``_file_arrays``), on a pool of
-    ``workers`` processes (default: the CPUs this process may use; 1 = in this process). Returns how many
-    files it tokenized. Tokenizing costs about 0.2 ms a position on one core (python-chess reads each FEN),
-    so a fresh machine's first pass over millions of positions takes minutes on every core it has."""
+    """Tokenizes the label files that have no entry in ``cache_dir`` yet (``_file_arrays``), on ``workers``
+    Python processes (default: the CPUs this process may use; 1 = in this process), the files shared out
+    by size. Returns how many files it tokenized. Tokenizing costs about 0.2 ms a position on one core
+    (python-chess reads each FEN), so a fresh machine's first pass over millions of positions takes minutes
+    on every core it has. The workers are fresh interpreters (``python -c``), not forks of this process
+    (which may hold Ray's and JAX's threads) nor multiprocessing's spawn (which re-runs the caller's
+    script). Raises ``RuntimeError`` with a worker's last error line when one fails."""
     missing = [f for f in files if not os.path.exists(_cache_path(f, cache_dir))]
     if workers is None:
         workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
@@ -198,12 +195,23 @@ def warm_cache(files: list[str], cache_dir: str, workers: int | None = None) -> 
         for f in missing:
             _file_arrays(f, cache_dir)
         return len(missing)
-    import multiprocessing as mp
+    import subprocess
+    import sys
 
-    # spawn, not fork: the campaign's process holds Ray's and JAX's threads
-    with mp.get_context("spawn").Pool(workers) as pool:
-        for _ in pool.imap_unordered(_build_cache, [(f, cache_dir) for f in missing]):
-            pass
+    groups: list[list[str]] = [[] for _ in range(workers)]
+    load = [0] * workers
+    for f in sorted(missing, key=os.path.getsize, reverse=True):
+        i = load.index(min(load))
+        groups[i].append(f)
+        load[i] += os.path.getsize(f)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the folder holding glimpse_train
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in (root, os.environ.get("PYTHONPATH")) if x))
+    code = "import sys\nfrom glimpse_train.data import _file_arrays\nfor f in sys.argv[2:]: _file_arrays(f, sys.argv[1])"
+    procs = [subprocess.Popen([sys.executable, "-c", code, cache_dir, *g], env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True) for g in groups]
+    errors = [err.strip().splitlines()[-1:] for p in procs for err in [p.communicate()[1]] if p.returncode]
+    if errors:
+        raise RuntimeError(f"tokenizing label files into {cache_dir} failed: {errors}")
     return len(missing)
 
 

@@ -149,8 +149,10 @@ def pack(out: str, shared: str, store: str, cache: str, start_onnx: str, config:
 
 # ---------------------------------------------------------------------------------------------- train
 def train(pack_dir: str, work: str, seconds: float, overrides: dict, snapshot_minutes: float,
-          decay_frac: float, decay_to: float, log=print) -> dict:
-    """Trains the pack's net for ``seconds`` of wall clock (module docstring); returns ``{"step", "snapshots"}``."""
+          decay_frac: float, decay_to: float, log=print, start_net: str = "start.onnx") -> dict:
+    """Trains the pack's net ``start_net`` (a file in ``pack_dir``: ``start.onnx``, or ``start-b.onnx`` for a
+    second arm trained beside it) for ``seconds`` of wall clock (module docstring); returns ``{"step",
+    "snapshots"}``."""
     from .campaign_train import StartNetTrainer
     from .kinds.multi_action_value import MAVTrainConfig, export, verify, with_start_architecture
     from .onnx_import import import_onepass
@@ -163,7 +165,7 @@ def train(pack_dir: str, work: str, seconds: float, overrides: dict, snapshot_mi
         most = int(np.bincount(ds.row_pos).max()) if len(ds.row_pos) else 16
         cfg["pad_moves"] = -(-most // 16) * 16
         log(f"train: moves padded to {cfg['pad_moves']} in every batch (the dataset's most: {most})")
-    start = os.path.join(pack_dir, "start.onnx")
+    start = os.path.join(pack_dir, start_net)
     # The start net's shapes win over the pack's config.json: a net grown deeper (grow.py) trains as it is.
     tcfg = with_start_architecture(MAVTrainConfig(**cfg), import_onepass(start)[1])
     sg = f", smolgen G{tcfg.smolgen}" if tcfg.smolgen else ""
@@ -347,6 +349,7 @@ def main(argv=None) -> None:
     t.add_argument("--step-precision", choices=("highest", "default"), default="highest",
                    help="float32 matmul precision of the training step: highest (full float32) or default "
                         "(JAX's: TF32 on a GPU); the export check always runs at highest")
+    t.add_argument("--start-net", default="start.onnx", help="the pack's file to start from (start-b.onnx: arm B)")
     t.add_argument("--pad-moves", type=int, default=-1,
                    help="pad every batch to this many moves (-1: the dataset's most; 0: each batch's most)")
     lb = sub.add_parser("label")
@@ -392,7 +395,8 @@ def main(argv=None) -> None:
     elif a.cmd == "train":
         over = {"batch": a.batch, "micro": 1, "lr": a.lr, "warmup": a.warmup, "ema": a.ema,
                 "ckpt_seconds": 120.0, "eval_every": 500, "pad_moves": a.pad_moves}
-        r = train(a.pack, a.work, a.seconds, over, a.snapshot_minutes, a.decay_frac, a.decay_to, log_line)
+        r = train(a.pack, a.work, a.seconds, over, a.snapshot_minutes, a.decay_frac, a.decay_to, log_line,
+                  a.start_net)
         log_line(f"train: done at step {r['step']}")
     elif a.cmd == "label":
         fens_path = os.path.join(a.pack, "fens.txt")

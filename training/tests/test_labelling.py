@@ -159,6 +159,22 @@ def test_token_cache_built_on_a_process_pool_matches_one_built_in_process(tmp_pa
     assert len(alone.states) == 2 and list(alone.row_key) == [30.0, 99997.0, -12.0]  # the repeated START: first wins
     for k in ("states", "source", "row_pos", "row_action", "row_p", "row_key", "val"):
         assert np.array_equal(getattr(pooled, k), getattr(alone, k)), k
+    # A script without a ``__main__`` guard reads the files too (its workers never re-run it).
+    script = tmp_path / "plain.py"
+    script.write_text("import sys\nfrom glimpse_train.data import MemDataset\n"
+                      f"ds = MemDataset({files!r}, {str(tmp_path / 'script')!r}, workers=2)\n"
+                      "print(len(ds.states))\n")
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(labelstore.__file__))))
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0 and r.stdout.split()[-1] == "2", r.stderr[-500:]
+    # A file a worker cannot read fails the whole read, naming the error.
+    bad = tmp_path / "bad.tsv.gz"
+    bad.write_bytes(b"not gzip at all")
+    with pytest.raises(RuntimeError, match="Not a gzipped file"):
+        warm_cache(files + [str(bad)], str(tmp_path / "bad"), workers=2)
 
 
 def test_merge_tiers_keeps_deep_top():

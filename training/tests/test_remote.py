@@ -3,6 +3,7 @@ train run exports a snapshot that matches JAX, and device shards enter the label
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import os
@@ -98,6 +99,15 @@ def test_remote_train_exports_a_snapshot_from_the_start_net(tmp_path):
     # lr 0: the exported EMA is the start net (the export's own check compared ONNX with JAX)
     assert cfg2.layers == 1 and max(float(np.abs(back[k] - params[k]).max()) for k in params) < 1e-5
     assert os.path.exists(tmp_path / "work2" / "out" / "latest.onnx")
+    # Arm B (train.sh with a start-b.onnx in the pack): its own start net and architecture, here a smolgen
+    mcfg_b = dataclasses.replace(mcfg, smolgen=4, smolgen_compress=2, smolgen_hidden=8)
+    params_b = init_params(mcfg_b, 9)
+    mav_kind.export(params_b, mcfg_b, str(pack / "start-b.onnx"))
+    r = remote.train(str(pack), str(tmp_path / "work-b"), 600.0, over, 1.0, 0.0, 0.05, log=lambda *_: None,
+                     start_net="start-b.onnx")
+    back, cfg_b = import_onepass(r["snapshots"][-1])
+    assert r["step"] == 2 and cfg_b.smolgen == 4 and set(back) == set(params_b)
+    assert max(float(np.abs(back[k] - params_b[k]).max()) for k in params_b) < 1e-5
     # a start net grown deeper (grow.py) than the pack's config.json trains as it is
     from glimpse_train import grow
 
