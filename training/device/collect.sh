@@ -5,28 +5,29 @@
 # is under $OUT comes back even when the call runs out of time, but not when the machine is taken back
 # mid-call: several short calls lose less.
 #   bash training/device/collect.sh [MAX_SECONDS]
+T=${DEVICE_TMP:-/tmp}  # where the calls leave their files (a test sets another folder)
 end=$(( $(date +%s) + ${1:-100000} ))
 while true; do
   # The shards and summaries of every burst in a few tars (labs-0.tar, labs-1.tar, ...) of at most
   # TAR_BYTES each: a call returns only 8 files, and a file of 17 MB comes back "left out (size)".
-  shopt -s nullglob; files=(/tmp/lab-*/label-summary.json /tmp/lab-*/*.gz); shopt -u nullglob
+  shopt -s nullglob; files=($T/lab-*/label-summary.json $T/lab-*/*.gz); shopt -u nullglob
   k=0; size=0; group=()
   for f in "${files[@]}" END; do
     b=0; [ "$f" = END ] || b=$(stat -c %s "$f")
     if [ ${#group[@]} -gt 0 ] && { [ "$f" = END ] || [ $((size + b)) -gt "${TAR_BYTES:-12000000}" ]; }; then
-      tar cf "$OUT/labs-$k.tar.tmp" -C /tmp "${group[@]#/tmp/}" && mv "$OUT/labs-$k.tar.tmp" "$OUT/labs-$k.tar"
+      tar cf "$OUT/labs-$k.tar.tmp" -C $T "${group[@]#$T/}" && mv "$OUT/labs-$k.tar.tmp" "$OUT/labs-$k.tar"
       k=$((k + 1)); size=0; group=()
     fi
     [ "$f" = END ] || { group+=("$f"); size=$((size + b)); }
   done
   for arm in "" -b; do  # arm A's newest snapshot as latest.onnx, arm B's (train.sh) as latest-b.onnx
-    f=/tmp/g/work$arm/out/latest.onnx
+    f=$T/g/work$arm/out/latest.onnx
     if [ -f $f ]; then cp $f "$OUT/latest$arm.onnx.tmp" && mv "$OUT/latest$arm.onnx.tmp" "$OUT/latest$arm.onnx"; fi
   done
-  if [ -n "$(ls -A /tmp/g/jaxcache 2>/dev/null)" ]; then tar cf "$OUT/jaxcache.tar.tmp" -C /tmp/g jaxcache && mv "$OUT/jaxcache.tar.tmp" "$OUT/jaxcache.tar"; fi
-  cat /tmp/train.log /tmp/train-b.log /tmp/lab-*.log > "$OUT/logs.txt" 2>/dev/null
+  if [ -n "$(ls -A $T/g/jaxcache 2>/dev/null)" ]; then tar cf "$OUT/jaxcache.tar.tmp" -C $T/g jaxcache && mv "$OUT/jaxcache.tar.tmp" "$OUT/jaxcache.tar"; fi
+  cat $T/train.log $T/train-b.log $T/lab-*.log > "$OUT/logs.txt" 2>/dev/null
   pgrep -f "glimpse_train.remote" > /dev/null || break
   [ "$(date +%s)" -lt "$end" ] || break
   sleep 10
 done
-tail -3 /tmp/train.log /tmp/train-b.log /tmp/lab-*.log 2>/dev/null
+tail -3 $T/train.log $T/train-b.log $T/lab-*.log 2>/dev/null || true  # the calls without a lab or arm B have fewer logs

@@ -4,18 +4,19 @@
 # of the pack's files when the pack alone would pass 64 MiB).
 #   bash training/device/lab.sh SECONDS [SEED0] [WORKERS]
 # A second burst on the same warm machine: pass a new SEED0; the FENs are labelled only by the first.
+T=${DEVICE_TMP:-/tmp}  # where the calls leave their files (a test sets another folder)
 set -e
 secs=${1:?seconds}; seed0=${2:-20000000}; workers=${3:-14}
-mkdir -p /tmp/code /tmp/labpack
-cp -r training/glimpse_train /tmp/code/   # the tree is replaced by the next call: run from a copy
-cp -r .dev/lab/py /tmp/labpack/
+mkdir -p $T/code $T/labpack
+cp -r training/glimpse_train $T/code/   # the tree is replaced by the next call: run from a copy
+cp -r .dev/lab/py $T/labpack/
 # A pack too large for one call sends some of its files (the start net, row_p.npy.xz, ...) in .dev/lab/pack/;
 # train.sh adds them to the pack from /tmp/g/pack-extra.
-if [ -d .dev/lab/pack ]; then mkdir -p /tmp/g/pack-extra && cp .dev/lab/pack/* /tmp/g/pack-extra/; fi
-if [ -e /tmp/lab.done-fens ]; then : > /tmp/labpack/fens.txt; else cp .dev/lab/fens.txt /tmp/labpack/; touch /tmp/lab.done-fens; fi
-[ -x /tmp/sf ] || { xz -dc .dev/lab/stockfish.xz > /tmp/sf; chmod +x /tmp/sf; }
-echo uci | /tmp/sf | head -1; nproc
-out=/tmp/lab-$seed0
-cd /tmp && PYTHONPATH=/tmp/code:/tmp/labpack/py setsid nohup ${PY:-python3} -m glimpse_train.remote label --pack /tmp/labpack \
-  --stockfish /tmp/sf --workers "$workers" --seconds "$secs" --seed0 "$seed0" --out "$out" > "$out.log" 2>&1 < /dev/null &
+if [ -d .dev/lab/pack ]; then mkdir -p $T/g/pack-extra && cp .dev/lab/pack/* $T/g/pack-extra/; fi
+if [ -e $T/lab.done-fens ]; then : > $T/labpack/fens.txt; else cp .dev/lab/fens.txt $T/labpack/; touch $T/lab.done-fens; fi
+[ -x $T/sf ] || { xz -dc .dev/lab/stockfish.xz > $T/sf; chmod +x $T/sf; }
+echo uci | $T/sf | head -1; nproc
+out=$T/lab-$seed0
+cd $T && PYTHONPATH=$T/code:$T/labpack/py setsid nohup ${PY:-python3} -m glimpse_train.remote label --pack $T/labpack \
+  --stockfish $T/sf --workers "$workers" --seconds "$secs" --seed0 "$seed0" --out "$out" > "$out.log" 2>&1 < /dev/null &
 echo "labelling into $out for $secs s"

@@ -149,3 +149,60 @@ def test_step_precision_flag_sets_jax_matmul_precision_before_training(tmp_path,
     with pytest.raises(OSError):  # no pack there: fails after the precision is chosen
         remote.main(["train", "--pack", str(tmp_path / "none"), "--work", str(tmp_path / "w"), "--seconds", "0", *flag])
     assert os.environ.get("JAX_DEFAULT_MATMUL_PRECISION") == want
+
+
+def test_device_scripts_stage_train_both_arms_and_collect_their_snapshots(tmp_path):
+    """``training/device``'s calls as a GPU machine runs them, in a folder of their own (``DEVICE_TMP``), on
+    this machine's CPU: ``stage.sh`` hands over a pack file's first part, ``train.sh`` joins it with the part the
+    pack carries and, finding ``start-b.onnx``, trains arm B beside arm A; ``collect.sh`` returns when both
+    have ended, with each arm's snapshot and the logs."""
+    import subprocess
+    import sys
+
+    from glimpse_train.kinds import multi_action_value as mav_kind
+    from glimpse_train.kinds.multi_action_value import MAVConfig, init_params
+    from glimpse_train.onnx_import import import_onepass
+
+    scripts = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(remote.__file__))), "device")
+    tree = tmp_path / "tree"  # the working tree a call runs in: training/glimpse_train and the carried .dev
+    (tree / "training").mkdir(parents=True)
+    os.symlink(os.path.dirname(os.path.abspath(remote.__file__)), tree / "training" / "glimpse_train")
+    pack, stage = tree / ".dev" / "pack", tree / ".dev" / "stage1"
+    pack.mkdir(parents=True)
+    stage.mkdir()
+    ds = _dataset(tmp_path, [START, E4, D4])
+    ds.val[:] = [False, False, True]
+    for k, a in remote.pack_arrays(ds).items():
+        remote._write_array(str(pack / f"{k}.npy.xz"), a)
+    raw = (pack / "row_p.npy.xz").read_bytes()
+    (stage / "row_p.npy.xz.part-00").write_bytes(raw[:100])
+    (pack / "row_p.npy.xz.part-01").write_bytes(raw[100:])
+    (pack / "row_p.npy.xz").unlink()
+    tiny = dict(campaign.CAMPAIGN_MODEL, layers=1, dim=16, heads=2, head_dim=16, head_hidden=32,
+                kind="multi_action_value", steps=2)
+    (pack / "config.json").write_text(json.dumps(tiny))
+    mcfg = MAVConfig(layers=1, dim=16, heads=2, head_dim=16, head_hidden=32, attn_bias=True, head_global=True,
+                     canonical=True, policy_dim=64, wdl_head=True)
+    mav_kind.export(init_params(mcfg, 5), mcfg, str(pack / "start.onnx"))
+    mcfg_b = dataclasses.replace(mcfg, smolgen=4, smolgen_compress=2, smolgen_hidden=8)
+    mav_kind.export(init_params(mcfg_b, 6), mcfg_b, str(pack / "start-b.onnx"))
+    dev, out = tmp_path / "dev", tmp_path / "out"
+    dev.mkdir()
+    out.mkdir()
+    env = dict(os.environ, DEVICE_TMP=str(dev), PY=sys.executable, OUT=str(out), JAX_PLATFORMS="cpu")
+
+    def call(script, *args, timeout=60):
+        r = subprocess.run(["bash", os.path.join(scripts, script), *args], cwd=tree, env=env, capture_output=True,
+                           text=True, timeout=timeout)
+        assert r.returncode == 0, f"{script}: {r.stdout[-1500:]} {r.stderr[-800:]}"
+        return r.stdout
+
+    call("stage.sh", ".dev/stage1")
+    call("train.sh", "600", "--lr", "0", "--warmup", "1")
+    call("collect.sh", "500", timeout=560)
+    assert (dev / "g" / "pack" / "row_p.npy.xz").read_bytes() == raw
+    logs = (out / "logs.txt").read_text()
+    assert logs.count("train: done at step 2") == 2, logs[-2000:]
+    _, cfg_a = import_onepass(str(out / "latest.onnx"))
+    _, cfg_b = import_onepass(str(out / "latest-b.onnx"))
+    assert (cfg_a.smolgen, cfg_b.smolgen) == (0, 4)
