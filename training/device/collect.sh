@@ -26,7 +26,8 @@ while true; do
   done
   if [ -n "$(ls -A $T/g/jaxcache 2>/dev/null)" ]; then tar cf "$OUT/jaxcache.tar.tmp" -C $T/g jaxcache && mv "$OUT/jaxcache.tar.tmp" "$OUT/jaxcache.tar"; fi
   cat $T/train.log $T/train-b.log $T/lab-*.log > "$OUT/logs.txt" 2>/dev/null
-  pgrep -f "glimpse_train.remote" > /dev/null || break
+  # a `remote` job still runs (read from /proc: no pgrep needed; the bracket keeps grep from finding itself)
+  grep -qsa "glimpse_train[.]remote" /proc/[0-9]*/cmdline || break
   [ "$(date +%s)" -lt "$end" ] || break
   sleep 10
 done
