@@ -179,6 +179,11 @@ def _cache_path(path: str, cache_dir: str) -> str:
     return os.path.join(cache_dir, f"{tag}.npz")
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask where the OS has one, else every CPU)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def warm_cache(files: list[str], cache_dir: str, workers: int | None = None) -> int:
     """Tokenizes the label files that have no entry in ``cache_dir`` yet (``_file_arrays``), on ``workers``
     Python processes (default: the CPUs this process may use; 1 = in this process), the files shared out
@@ -188,9 +193,7 @@ def warm_cache(files: list[str], cache_dir: str, workers: int | None = None) -> 
     (which may hold Ray's and JAX's threads) nor multiprocessing's spawn (which re-runs the caller's
     script). Raises ``RuntimeError`` with a worker's last error line when one fails."""
     missing = [f for f in files if not os.path.exists(_cache_path(f, cache_dir))]
-    if workers is None:
-        workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    workers = max(1, min(workers, len(missing)))
+    workers = max(1, min(usable_cpus() if workers is None else workers, len(missing)))
     if workers == 1:
         for f in missing:
             _file_arrays(f, cache_dir)

@@ -46,7 +46,7 @@ from . import labelstore, raylabel
 from .campaign_config import CAMPAIGN_MODEL, TRAIN_BATCH_KEY, TRAIN_STEP_KEY, CampaignConfig, decay_scale
 from .campaign_positions import epd_source, take_new
 from .chessdata import bucket_of
-from .data import MemDataset
+from .data import MemDataset, usable_cpus
 from .trainloop import log_line
 
 # The trainer (kinds.multi_action_value, campaign_train, onnx_import: ONNX and JAX) is imported inside
@@ -83,7 +83,7 @@ def _write_array(path: str, a: np.ndarray, preset: int = 6, workers: int | None 
     np.save(buf, a, allow_pickle=False)
     raw = buf.getbuffer()
     chunks = [raw[i:i + XZ_STREAM_BYTES] for i in range(0, len(raw), XZ_STREAM_BYTES)]
-    workers = workers or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    workers = workers or usable_cpus()
     with ThreadPoolExecutor(max(1, min(workers, len(chunks)))) as ex:
         streams = list(ex.map(lambda c: lzma.compress(c, preset=preset), chunks))
     tmp = path + ".tmp"
