@@ -1,12 +1,13 @@
 """Position generation and Stockfish labelling as Ray tasks (local by default, a cluster with ``RAY_ADDRESS``).
 
-Two kinds of task, both stateless so that a lost worker costs only its own unfinished chunk (Ray retries
-it, ``max_retries``):
+Two kinds of task, each a chunk of work that depends only on its arguments, so that a lost worker costs only
+its own unfinished chunk (Ray retries it, ``max_retries``):
 
-* ``selfplay_task(seeds)`` — Stockfish self-play games at a random ``Skill Level`` (0–20) per side with
+* ``selfplay_chunk(seeds)`` — Stockfish self-play games at a random ``Skill Level`` (0–20) per side with
   ``go depth 1–5`` moves, 2–10 random opening plies and 5 % random moves later; about one ply in three is
   kept (``../shared/docs/strength-notes.md``: diverse, deduplicated positions). Returns FENs.
-* ``label_task(fens, scheme)`` — labels every legal move of each FEN. Schemes (``LabelScheme``):
+* ``label_chunk(fens, scheme)`` — labels every legal move of each FEN with the worker's Stockfish, kept
+  between chunks and talked to by ``uci_pipe`` (``ucinewgame`` at each chunk's start). Schemes (``LabelScheme``):
   ``all``: ``go depth D`` with MultiPV over all legal moves (the shared labels' scheme at D = 8);
   ``two-tier``: ``go depth D`` with MultiPV ``k`` for the top moves, then ``go depth d`` (d ≥ 1, so with
   Stockfish's capture search) with MultiPV over all moves for the rest; a shallow score is capped just
@@ -27,7 +28,8 @@ import time
 import chess
 import chess.engine
 
-from .chessdata import score_key, score_str
+from . import uci_pipe
+from .chessdata import score_key
 
 # Ray is imported inside the functions that start or use it: the labelling functions run without it.
 
@@ -73,27 +75,22 @@ def merge_tiers(deep: dict[str, str], shallow: dict[str, str]) -> dict[str, str]
     return out
 
 
-def _multipv(engine, board: chess.Board, depth: int, k: int) -> dict[str, str]:
-    infos = engine.analyse(board, chess.engine.Limit(depth=depth), multipv=k)
-    out: dict[str, str] = {}
-    for info in infos:
-        if info.get("pv") and "score" in info:
-            out.setdefault(info["pv"][0].uci(), score_str(info["score"]))
-    return out
-
-
-def label_position(engine, fen: str, scheme: LabelScheme) -> list[tuple[str, str]] | None:
+def label_position(engine: uci_pipe.UciPipe, fen: str, scheme: LabelScheme) -> list[tuple[str, str]] | None:
     """``[(uci, score), …]`` for every legal move of ``fen`` in the scheme's order (best first), or
-    ``None`` when Stockfish did not report every legal move (the position is then skipped)."""
+    ``None`` when Stockfish did not report every legal move or the position is illegal (never sent to
+    Stockfish, which may crash on one); the position is then skipped. Raises ``ValueError`` for a malformed
+    FEN."""
     board = chess.Board(fen)
+    if not board.is_valid():
+        return None
     legal = {m.uci() for m in board.legal_moves}
     if not legal:
         return None
     if scheme.name == "two-tier" and len(legal) > scheme.top_k:
-        scores = merge_tiers(_multipv(engine, board, scheme.depth, scheme.top_k),
-                             _multipv(engine, board, scheme.shallow_depth, len(legal)))
+        scores = merge_tiers(engine.multipv(fen, scheme.depth, scheme.top_k),
+                             engine.multipv(fen, scheme.shallow_depth, len(legal)))
     else:
-        scores = _multipv(engine, board, scheme.depth, len(legal))
+        scores = engine.multipv(fen, scheme.depth, len(legal))
     if set(scores) != legal:
         return None
     return sorted(scores.items(), key=lambda kv: -score_key(kv[1]))
@@ -115,20 +112,26 @@ def _renice(level: int) -> None:
 
 
 def label_chunk(fens: list[str], scheme: LabelScheme, stockfish: str, nice: int = 10) -> dict:
-    """Labels ``fens`` with one Stockfish process; ``{"records": [(fen, moves)], "fens": fens,
-    "core_seconds": s}`` (``fens``: the chunk as given, labelled or skipped; core-seconds = Stockfish's and
-    this process's CPU time)."""
+    """Labels ``fens`` with this worker's Stockfish (``uci_pipe.shared``; ``ucinewgame`` first, so the
+    labels depend only on the chunk); ``{"records": [(fen, moves)], "fens": fens, "core_seconds": s}``
+    (``fens``: the chunk as given, labelled or skipped; core-seconds = Stockfish's and this process's CPU
+    time during the chunk, Stockfish's start-up included when the chunk started it). A chunk that fails (Stockfish quit, a malformed FEN) raises, and the engine is
+    started afresh for the next."""
     _renice(nice)
     t0 = time.process_time()
     c0 = _children_cpu()
+    eng = uci_pipe.shared(stockfish, scheme.hash_mb)
     out = []
-    with chess.engine.SimpleEngine.popen_uci(stockfish, timeout=STARTUP_TIMEOUT) as eng:
-        eng.configure({"Threads": 1, "Hash": scheme.hash_mb})
+    try:
+        eng.new_game()
         for fen in fens:
             moves = label_position(eng, fen, scheme)
             if moves:
                 out.append((fen, moves))
-        sf = engine_cpu(eng)
+    except BaseException:
+        uci_pipe.discard(eng)
+        raise
+    sf = eng.take_cpu_seconds()
     if sf is None:
         sf = _children_cpu() - c0
     return {"records": out, "fens": list(fens), "core_seconds": (time.process_time() - t0) + sf}

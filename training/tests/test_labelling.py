@@ -198,6 +198,69 @@ def test_label_chunk_two_tier_labels_every_legal_move():
     assert m2[0] == ("a1a8", "M1") and res["core_seconds"] > 0
 
 
+#: positions with mates for either side, few legal moves (one search), promotions, castling, en passant.
+LEAN_FENS = [START, E4, "6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1", "8/8/8/8/8/5k2/4p3/4K3 w - - 0 1",
+             "r3k2r/pppq1ppp/2np1n2/2b1p1B1/2B1P1b1/2NP1N2/PPPQ1PPP/R3K2R w KQkq - 6 8",
+             "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3", "8/1P4k1/8/8/8/8/6K1/8 w - - 0 1",
+             "7k/5Q2/6K1/8/8/8/8/8 b - - 0 1", "r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4"]
+
+
+def _reference_labels(fens, scheme, sf):
+    """``label_position``'s rule with python-chess's ``engine.analyse`` (the client ``label_chunk`` used
+    before ``uci_pipe``), one fresh engine, in the same order."""
+    import chess
+    import chess.engine
+
+    def multipv(eng, board, depth, k):
+        out = {}
+        for info in eng.analyse(board, chess.engine.Limit(depth=depth), multipv=k):
+            if info.get("pv") and "score" in info:
+                out.setdefault(info["pv"][0].uci(), chessdata.score_str(info["score"]))
+        return out
+
+    got = []
+    with chess.engine.SimpleEngine.popen_uci(sf) as eng:
+        eng.configure({"Threads": 1, "Hash": scheme.hash_mb})
+        for fen in fens:
+            board = chess.Board(fen)
+            n = board.legal_moves.count()
+            if n == 0:
+                continue
+            if n > scheme.top_k:
+                sc = raylabel.merge_tiers(multipv(eng, board, scheme.depth, scheme.top_k),
+                                          multipv(eng, board, scheme.shallow_depth, n))
+            else:
+                sc = multipv(eng, board, scheme.depth, n)
+            got.append((fen, sorted(sc.items(), key=lambda kv: -chessdata.score_key(kv[1]))))
+    return got
+
+
+@pytest.mark.skipif(not any(os.path.exists(p) for p in chessdata.SF_PATHS), reason="needs Stockfish (apt)")
+def test_label_chunk_matches_python_chess_and_keeps_one_stockfish():
+    """The lean client gives python-chess's scores move for move; a second chunk reuses the worker's
+    Stockfish (same process) and, after ``ucinewgame``, labels as a fresh engine does; a Stockfish that died
+    is replaced; an illegal position is skipped, never sent."""
+    from glimpse_train import uci_pipe
+
+    sf = chessdata.find_stockfish()
+    scheme = raylabel.LabelScheme("two-tier", 7, 4, 2)
+    want = _reference_labels(LEAN_FENS, scheme, sf)
+    first = raylabel.label_chunk(LEAN_FENS, scheme, sf, nice=0)
+    assert [(f, [tuple(x) for x in m]) for f, m in first["records"]] == want
+    pid = uci_pipe.shared(sf, scheme.hash_mb).proc.pid
+    again = raylabel.label_chunk(LEAN_FENS, scheme, sf, nice=0)
+    assert uci_pipe.shared(sf, scheme.hash_mb).proc.pid == pid and again["records"] == first["records"]
+    os.kill(pid, 9)
+    uci_pipe.shared(sf, scheme.hash_mb).proc.wait()
+    illegal = "8/8/8/8/8/8/k7/K7 w - - 0 1"  # touching kings
+    third = raylabel.label_chunk([illegal] + LEAN_FENS[:2], scheme, sf, nice=0)
+    assert uci_pipe.shared(sf, scheme.hash_mb).proc.pid != pid
+    assert third["records"] == first["records"][:2] and third["fens"][0] == illegal
+    with pytest.raises(ValueError):
+        raylabel.label_chunk(["not a fen"], scheme, sf, nice=0)
+    uci_pipe.close_shared()
+
+
 _LABEL_ONE_CHUNK = """
 import json, sys, time
 sys.path.insert(0, {root!r})
@@ -211,11 +274,11 @@ print(json.dumps({{"before": before, "core_seconds": res["core_seconds"], "n": l
 
 @pytest.mark.skipif(not any(os.path.exists(p) for p in chessdata.SF_PATHS), reason="needs Stockfish (apt)")
 def test_label_chunk_core_seconds_include_stockfish():
-    """The cost a shard records is Stockfish's CPU time plus the worker's, read before Stockfish quits: once
-    the engine has exited, its time reaches ``os.times()`` only when python-chess reaps it, which can be after
-    the chunk reports (the manifest then recorded a fraction of the true cost). Measured on its own: the chunk
-    runs in a child process whose CPU time, with its reaped Stockfish, ``os.wait4`` returns for that child
-    alone (engines or Ray workers that other tests leave behind do not count)."""
+    """The cost a shard records is Stockfish's CPU time plus the worker's, read from the running engine
+    (``/proc``): a worker keeps its Stockfish, so ``os.times()``'s children fields never see it, and the first
+    chunk is charged the engine's start-up. Measured on its own: the chunk runs in a child process whose CPU
+    time, with its Stockfish (quit and reaped at exit), ``os.wait4`` returns for that child alone (engines or
+    Ray workers that other tests leave behind do not count)."""
     import subprocess
     import sys
 
