@@ -38,6 +38,9 @@ from .chessdata import score_key
 #: was lost with a ``TimeoutError`` before it labelled anything.
 STARTUP_TIMEOUT = 300.0
 
+#: the self-play engine's hash in MB (a process of its own beside the labelling engine's ``LabelScheme.hash_mb``).
+SELFPLAY_HASH_MB = 16
+
 
 @dataclasses.dataclass(frozen=True)
 class LabelScheme:
@@ -137,31 +140,18 @@ def label_chunk(fens: list[str], scheme: LabelScheme, stockfish: str, nice: int 
     return {"records": out, "fens": list(fens), "core_seconds": (time.process_time() - t0) + sf}
 
 
-def engine_cpu(eng) -> float | None:
-    """CPU seconds (user + system) the engine process ``eng`` (a running ``SimpleEngine``) has used so far,
-    from ``/proc/<pid>/stat``; ``None`` where that cannot be read (not Linux). Read before the engine quits:
-    once it has, its time shows in ``os.times()``'s children fields only after python-chess's event-loop
-    thread has reaped it, which can be after the caller looks (a 24-position chunk then reported about a
-    quarter of its true cost)."""
-    try:
-        with open(f"/proc/{eng.transport.get_pid()}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime (fields 14, 15)
-    except (OSError, AttributeError, IndexError, ValueError):
-        return None
-
-
 def _children_cpu() -> float:
     t = os.times()
     return t.children_user + t.children_system
 
 
-def selfplay_positions(seed: int, stockfish: str, engine=None, sample_every: int = 3, max_plies: int = 200) -> list[str]:
-    """FENs from one Stockfish self-play game (see the module docstring); deterministic in ``seed`` up to
-    Stockfish's own timing-free choices (depth-limited, one thread)."""
+def selfplay_positions(seed: int, stockfish: str, engine: uci_pipe.UciPipe | None = None, sample_every: int = 3,
+                       max_plies: int = 200) -> list[str]:
+    """FENs from one Stockfish self-play game (see the module docstring): the same seed gives the same
+    opening, skills, depths and random moves; Stockfish's own moves vary, as its ``Skill Level`` picks with a
+    clock-seeded generator. ``engine``: a ``uci_pipe.UciPipe`` to play with (default: a new one)."""
     rng = random.Random(seed)
-    own = engine is None
-    eng = engine or chess.engine.SimpleEngine.popen_uci(stockfish, timeout=STARTUP_TIMEOUT)
+    eng = engine or uci_pipe.UciPipe(stockfish, 16)
     try:
         skills = (rng.randint(0, 20), rng.randint(0, 20))
         board = chess.Board()
@@ -178,26 +168,32 @@ def selfplay_positions(seed: int, stockfish: str, engine=None, sample_every: int
             if rng.random() < 0.05:
                 move = rng.choice(list(board.legal_moves))
             else:
-                eng.configure({"Skill Level": skills[board.ply() % 2]})
-                move = eng.play(board, chess.engine.Limit(depth=rng.randint(1, 5))).move
+                eng.set_option("Skill Level", skills[board.ply() % 2])
+                move = chess.Move.from_uci(eng.bestmove([m.uci() for m in board.move_stack], rng.randint(1, 5)))
+                if move not in board.legal_moves:
+                    raise uci_pipe.UciError(f"{stockfish} played {move} in {board.fen()}")
             board.push(move)
         return out
     finally:
-        if own:
-            eng.quit()
+        if engine is None:
+            eng.close()
 
 
 def selfplay_chunk(seeds: list[int], stockfish: str, nice: int = 10) -> dict:
-    """FENs of one game per seed; ``{"fens": [...], "core_seconds": s}``."""
+    """FENs of one game per seed, played by this worker's self-play Stockfish (``uci_pipe.shared``, 16 MB
+    hash, cleared before each game); ``{"fens": [...], "core_seconds": s}``."""
     _renice(nice)
     t0, c0 = time.process_time(), _children_cpu()
+    eng = uci_pipe.shared(stockfish, SELFPLAY_HASH_MB, role="selfplay")
     fens: list[str] = []
-    with chess.engine.SimpleEngine.popen_uci(stockfish, timeout=STARTUP_TIMEOUT) as eng:
-        eng.configure({"Threads": 1, "Hash": 16})
+    try:
         for s in seeds:
-            eng.configure({"Clear Hash": None})
+            eng.clear_hash()
             fens.extend(selfplay_positions(s, stockfish, engine=eng))
-        sf = engine_cpu(eng)
+    except BaseException:
+        uci_pipe.discard(eng)
+        raise
+    sf = eng.take_cpu_seconds()
     if sf is None:
         sf = _children_cpu() - c0
     return {"fens": fens, "core_seconds": (time.process_time() - t0) + sf}

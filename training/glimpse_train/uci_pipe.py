@@ -17,7 +17,7 @@ import os
 import subprocess
 
 #: one engine per (path, hash MB) in this process; see ``shared``.
-_ENGINES: dict[tuple[str, int], "UciPipe"] = {}
+_ENGINES: dict[tuple[str, int, str], "UciPipe"] = {}
 
 
 class UciError(RuntimeError):
@@ -35,6 +35,7 @@ class UciPipe:
         self.proc = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, text=True, bufsize=1)
         self._multipv = 1
+        self._options: dict[str, str] = {}
         self._charged = 0.0
         self._send("uci")
         self._until("uciok")
@@ -62,6 +63,27 @@ class UciPipe:
         """``ucinewgame`` then ``isready``: Stockfish clears its hash and histories, as a new process has."""
         self._send("ucinewgame\nisready")
         self._until("readyok")
+
+    def set_option(self, name: str, value: object) -> None:
+        """``setoption name <name> value <value>``, sent only when the value changes."""
+        if self._options.get(name) != str(value):
+            self._send(f"setoption name {name} value {value}")
+            self._options[name] = str(value)
+
+    def clear_hash(self) -> None:
+        """Stockfish's ``Clear Hash`` button (its hash only; ``new_game`` clears the histories too)."""
+        self._send("setoption name Clear Hash")
+
+    def bestmove(self, moves: list[str], depth: int) -> str:
+        """``go depth <depth>`` from the start position after ``moves`` (UCI strings, so that Stockfish sees
+        the game's history, as for repetitions): the ``bestmove`` it answers. The position must have a legal
+        move."""
+        self._send(f"position startpos moves {' '.join(moves)}\ngo depth {depth}" if moves
+                   else f"position startpos\ngo depth {depth}")
+        while True:
+            line = self._line()
+            if line.startswith("bestmove"):
+                return line.split()[1]
 
     def multipv(self, fen: str, depth: int, k: int) -> dict[str, str]:
         """``go depth <depth>`` on ``fen`` with MultiPV ``k``: ``{first PV move (UCI): score}`` of the last
@@ -125,11 +147,12 @@ class UciPipe:
                 self.proc.wait()
 
 
-def shared(path: str, hash_mb: int) -> UciPipe:
-    """This process's engine for ``(path, hash_mb)``, started on first use and again if it has quit. A Ray
-    worker runs many chunks, so it starts Stockfish once; when the worker ends, Stockfish reads the end of
-    its input and quits (and ``close_shared`` quits it at interpreter exit)."""
-    key = (path, hash_mb)
+def shared(path: str, hash_mb: int, role: str = "label") -> UciPipe:
+    """This process's engine for ``(path, hash_mb, role)``, started on first use and again if it has quit.
+    A Ray worker runs many chunks, so it starts Stockfish once; when the worker ends, Stockfish reads the end
+    of its input and quits (and ``close_shared`` quits it at interpreter exit). ``role`` keeps engines whose
+    options differ apart (self-play sets ``Skill Level``, which labelling must never inherit)."""
+    key = (path, hash_mb, role)
     eng = _ENGINES.get(key)
     if eng is None or not eng.alive():
         eng = _ENGINES[key] = UciPipe(path, hash_mb)

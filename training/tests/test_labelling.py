@@ -237,21 +237,29 @@ def _reference_labels(fens, scheme, sf):
 
 @pytest.mark.skipif(not any(os.path.exists(p) for p in chessdata.SF_PATHS), reason="needs Stockfish (apt)")
 def test_label_chunk_matches_python_chess_and_keeps_one_stockfish():
-    """The lean client gives python-chess's scores move for move; a second chunk reuses the worker's
+    """The lean client gives python-chess's scores move for move, also after a self-play chunk in the same
+    worker (whose ``Skill Level`` must not reach the labelling engine); a second chunk reuses the worker's
     Stockfish (same process) and, after ``ucinewgame``, labels as a fresh engine does; a Stockfish that died
     is replaced; an illegal position is skipped, never sent."""
+    import chess
+
     from glimpse_train import uci_pipe
 
     sf = chessdata.find_stockfish()
-    scheme = raylabel.LabelScheme("two-tier", 7, 4, 2)
+    scheme = raylabel.LabelScheme("two-tier", 7, 4, 2, hash_mb=raylabel.SELFPLAY_HASH_MB)
     want = _reference_labels(LEAN_FENS, scheme, sf)
+    played = raylabel.selfplay_chunk([1, 2], sf, nice=0)
+    boards = [chess.Board(f) for f in played["fens"]]
+    assert len(boards) >= 4 and played["core_seconds"] > 0
+    assert all(b.is_valid() and not b.is_game_over() for b in boards) and len(set(played["fens"])) == len(boards)
     first = raylabel.label_chunk(LEAN_FENS, scheme, sf, nice=0)
     assert [(f, [tuple(x) for x in m]) for f, m in first["records"]] == want
-    pid = uci_pipe.shared(sf, scheme.hash_mb).proc.pid
+    eng = uci_pipe.shared(sf, scheme.hash_mb)
+    pid = eng.proc.pid
     again = raylabel.label_chunk(LEAN_FENS, scheme, sf, nice=0)
-    assert uci_pipe.shared(sf, scheme.hash_mb).proc.pid == pid and again["records"] == first["records"]
+    assert uci_pipe.shared(sf, scheme.hash_mb) is eng and again["records"] == first["records"]
     os.kill(pid, 9)
-    uci_pipe.shared(sf, scheme.hash_mb).proc.wait()
+    eng.proc.wait()
     illegal = "8/8/8/8/8/8/k7/K7 w - - 0 1"  # touching kings
     third = raylabel.label_chunk([illegal] + LEAN_FENS[:2], scheme, sf, nice=0)
     assert uci_pipe.shared(sf, scheme.hash_mb).proc.pid != pid
