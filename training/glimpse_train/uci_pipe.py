@@ -32,6 +32,7 @@ class UciPipe:
 
     def __init__(self, path: str, hash_mb: int = 64):
         self.path, self.hash_mb = path, hash_mb
+        self.owner = os.getpid()  # a forked child must not talk to (or quit) its parent's engine
         self.proc = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, text=True, bufsize=1)
         self._multipv = 1
@@ -137,8 +138,9 @@ class UciPipe:
         return self.proc.poll() is None
 
     def close(self) -> None:
-        """``quit``, then waits for the engine (so that its CPU time reaches this process's children's)."""
-        if self.alive():
+        """``quit``, then waits for the engine (so that its CPU time reaches this process's children's).
+        Does nothing in a forked child: the engine is its parent's."""
+        if self.owner == os.getpid() and self.alive():
             try:
                 self._send("quit")
                 self.proc.wait(timeout=10)
@@ -154,7 +156,7 @@ def shared(path: str, hash_mb: int, role: str = "label") -> UciPipe:
     options differ apart (self-play sets ``Skill Level``, which labelling must never inherit)."""
     key = (path, hash_mb, role)
     eng = _ENGINES.get(key)
-    if eng is None or not eng.alive():
+    if eng is None or eng.owner != os.getpid() or not eng.alive():
         eng = _ENGINES[key] = UciPipe(path, hash_mb)
     return eng
 

@@ -269,6 +269,30 @@ def test_label_chunk_matches_python_chess_and_keeps_one_stockfish():
     uci_pipe.close_shared()
 
 
+def _chunk_pid(sf, hash_mb):
+    from glimpse_train import uci_pipe
+
+    res = raylabel.label_chunk(LEAN_FENS[:2], raylabel.LabelScheme("two-tier", 5, 4, 2, hash_mb=hash_mb), sf, 0)
+    return uci_pipe.shared(sf, hash_mb).proc.pid, res["records"]
+
+
+@pytest.mark.skipif(not any(os.path.exists(p) for p in chessdata.SF_PATHS), reason="needs Stockfish (apt)")
+def test_forked_worker_starts_its_own_stockfish():
+    """``remote label`` forks its pool: a child of a process that holds an engine must start its own, never
+    write to its parent's pipes, and leave the parent's engine running."""
+    import multiprocessing as mp
+
+    from glimpse_train import uci_pipe
+
+    sf = chessdata.find_stockfish()
+    pid, records = _chunk_pid(sf, 32)
+    with mp.get_context("fork").Pool(1) as pool:
+        child_pid, child_records = pool.apply(_chunk_pid, (sf, 32))
+    assert child_pid != pid and child_records == records
+    assert _chunk_pid(sf, 32) == (pid, records)
+    uci_pipe.close_shared()
+
+
 _LABEL_ONE_CHUNK = """
 import json, sys, time
 sys.path.insert(0, {root!r})
