@@ -13,8 +13,9 @@ its own unfinished chunk (Ray retries it, ``max_retries``):
   Stockfish's capture search) with MultiPV over all moves for the rest; a shallow score is capped just
   below the k-th deep score, so the deep tier keeps the top of the ranking.
 
-On 2 idle cores (one Stockfish 15.1 thread per task, 64 MB hash) the two-tier scheme labels about 78
-self-play positions a second; each label phase logs its own rate (``training/runs/<run>/campaign.log``).
+On 2 idle cores (one Stockfish 15.1 thread per task, 64 MB hash) the two-tier scheme labelled 88 of the
+campaign's positions a second (2026-11-29, 21.7 ms of CPU each; CHANGELOG.md); each label phase logs its own
+rate (``training/runs/<run>/campaign.log``).
 """
 
 from __future__ import annotations
