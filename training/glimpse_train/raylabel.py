@@ -34,11 +34,6 @@ from .chessdata import score_key
 
 # Ray is imported inside the functions that start or use it: the labelling functions run without it.
 
-#: seconds Stockfish may take to answer ``uci``/``isready`` at start-up. python-chess's default (10 s) was
-#: exceeded on a 2-core machine under load (niced workers beside builds and matches): every such chunk
-#: was lost with a ``TimeoutError`` before it labelled anything.
-STARTUP_TIMEOUT = 300.0
-
 #: the self-play engine's hash in MB (a process of its own beside the labelling engine's ``LabelScheme.hash_mb``).
 SELFPLAY_HASH_MB = 16
 
@@ -102,7 +97,7 @@ def label_position(engine: uci_pipe.UciPipe, fen: str, scheme: LabelScheme) -> l
 
 def stockfish_name(stockfish: str) -> str:
     """The ``id name`` Stockfish reports (e.g. ``Stockfish 15.1``)."""
-    with chess.engine.SimpleEngine.popen_uci(stockfish, timeout=STARTUP_TIMEOUT) as eng:
+    with chess.engine.SimpleEngine.popen_uci(stockfish, timeout=uci_pipe.STARTUP_TIMEOUT) as eng:
         return eng.id.get("name", "?")
 
 

@@ -15,8 +15,13 @@ from __future__ import annotations
 import atexit
 import os
 import subprocess
+import threading
 
-#: one engine per (path, hash MB) in this process; see ``shared``.
+#: seconds an engine may take to answer ``uci`` and ``isready`` at start-up (python-chess's default, 10 s, was
+#: exceeded on a 2-core machine under load: niced workers beside builds and matches).
+STARTUP_TIMEOUT = 300.0
+
+#: one engine per (path, hash MB, role) in this process; see ``shared``.
 _ENGINES: dict[tuple[str, int, str], "UciPipe"] = {}
 
 
@@ -28,9 +33,10 @@ class UciPipe:
     """One Stockfish (any UCI engine) process, ``Threads`` 1, talked to over its standard input and output.
 
     ``path``: the engine binary; ``hash_mb``: its ``Hash`` option in MB. Raises ``UciError`` when the
-    engine exits or does not answer ``uci`` with ``uciok``; ``OSError`` when it cannot be started."""
+    engine exits or does not answer ``uci`` with ``uciok`` and ``isready`` with ``readyok`` within
+    ``startup_timeout`` seconds (it is then killed); ``OSError`` when it cannot be started."""
 
-    def __init__(self, path: str, hash_mb: int = 64):
+    def __init__(self, path: str, hash_mb: int = 64, startup_timeout: float = STARTUP_TIMEOUT):
         self.path, self.hash_mb = path, hash_mb
         self.owner = os.getpid()  # a forked child must not talk to (or quit) its parent's engine
         self.proc = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -38,10 +44,19 @@ class UciPipe:
         self._multipv = 1
         self._options: dict[str, str] = {}
         self._charged = 0.0
-        self._send("uci")
-        self._until("uciok")
-        self._send(f"setoption name Threads value 1\nsetoption name Hash value {hash_mb}")
-        self.new_game()
+        hung: list[bool] = []
+        timer = threading.Timer(startup_timeout, lambda: (hung.append(True), self.proc.kill()))
+        timer.start()
+        try:
+            self._send("uci")
+            self._until("uciok")
+            self._send(f"setoption name Threads value 1\nsetoption name Hash value {hash_mb}")
+            self.new_game()
+        except UciError as e:
+            why = f"no uciok/readyok within {startup_timeout:g} s, killed" if hung else str(e)
+            raise UciError(f"{path} did not start as a UCI engine ({why})") from e
+        finally:
+            timer.cancel()
 
     def _send(self, text: str) -> None:
         try:

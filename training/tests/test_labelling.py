@@ -293,6 +293,25 @@ def test_forked_worker_starts_its_own_stockfish():
     uci_pipe.close_shared()
 
 
+def test_uci_pipe_reports_an_engine_that_never_answers_or_quits(tmp_path):
+    """A binary that is not a UCI engine: one that reads its input and never answers is killed after the
+    start-up timeout, one that exits at once is reported; both as ``UciError``, neither hangs."""
+    from glimpse_train import uci_pipe
+
+    mute = tmp_path / "mute.sh"
+    mute.write_text("#!/bin/sh\nexec cat > /dev/null\n")
+    gone = tmp_path / "gone.sh"
+    gone.write_text("#!/bin/sh\nexit 3\n")
+    for p in (mute, gone):
+        p.chmod(0o755)
+    with pytest.raises(uci_pipe.UciError, match="no uciok/readyok within 0.5 s"):
+        uci_pipe.UciPipe(str(mute), 16, startup_timeout=0.5)
+    with pytest.raises(uci_pipe.UciError, match="did not start as a UCI engine"):
+        uci_pipe.UciPipe(str(gone), 16, startup_timeout=30)
+    with pytest.raises(OSError):
+        uci_pipe.UciPipe(str(tmp_path / "absent"), 16)
+
+
 _LABEL_ONE_CHUNK = """
 import json, sys, time
 sys.path.insert(0, {root!r})
