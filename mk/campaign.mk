@@ -14,8 +14,17 @@ CAMPAIGN_NICE ?= nice -n 10
 .PHONY: campaign
 campaign: $(VENV_STAMP)
 	$(call need-path,$(ABS_SHARED)/data/positions,the position sources)
+	@[ -f .cache/stockfish/build.json ] || $(CAMPAIGN_NICE) $(MAKE) --no-print-directory stockfish-native || \
+	  echo "campaign: labelling with the package's Stockfish"
 	cd training && RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO=0 PYTHONUNBUFFERED=1 $(CAMPAIGN_NICE) ../$(PY) -m glimpse_train.campaign \
 	  --shared $(ABS_SHARED) --store ../data/labels --out-dir campaign --run $(CAMPAIGN_RUN) $(CAMPAIGN_ARGS)
+
+# Stockfish 15.1 from the vendored source (training/stockfish/), compiled for this CPU around the package's network
+# and installed in .cache/stockfish/ only if its bench counts the package's nodes: the same labels for less CPU.
+# `make campaign` builds it when it is missing (about a minute); matches keep the package's binary.
+.PHONY: stockfish-native
+stockfish-native: $(VENV_STAMP)
+	PYTHONPATH=training $(PY) -m glimpse_train.native_stockfish --out .cache/stockfish
 
 # A net trained elsewhere (a GPU machine's snapshot, training/CAMPAIGN.md) becomes the campaign's start if it beats the
 # gate: make campaign-adopt ADOPT_NET=x.onnx [ADOPT_ARGS='--adopt-hours 0.25 --adopt-passes N --adopt-force']. Stop the
@@ -29,8 +38,9 @@ campaign-adopt: $(VENV_STAMP)
 
 # Label format, store, dedup, two-tier merge, Ray retry of a lost worker, resume from ONNX, gate, curve.
 .PHONY: test-campaign
-test-campaign: $(VENV_STAMP)
-	cd training && GLIMPSE_SHARED=$(ABS_TEST_SHARED) RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO=0 ../$(PY) -m pytest tests/test_campaign.py tests/test_campaign_config.py tests/test_labelling.py tests/test_canon.py tests/test_remote.py
+test-campaign: $(VENV_STAMP) stockfish-native
+	cd training && GLIMPSE_SHARED=$(ABS_TEST_SHARED) RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO=0 ../$(PY) -m pytest tests/test_campaign.py tests/test_campaign_config.py tests/test_labelling.py tests/test_canon.py tests/test_remote.py \
+	  tests/test_native_stockfish.py
 
 # Labelling on a real three-node Ray cluster on this machine, a worker node killed mid-phase: every position
 # labelled once, the store consistent; and local labelling beside a running cluster starts its own Ray

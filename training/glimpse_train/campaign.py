@@ -218,6 +218,9 @@ class Campaign(CampaignPositions, CampaignLabelling, CampaignTraining, CampaignG
         self.stop.install()
         cache = self.cache_dir
         gpu = gpu_backend()
+        if self.stockfish:
+            native = " (native build, make stockfish-native)" if self.stockfish == chessdata.NATIVE_STOCKFISH else ""
+            self.log(f"labelling with {self.stockfish}{native}")
         if not train_wanted(self.cfg, gpu):
             self.label_only()
             return

@@ -131,11 +131,18 @@ def score_key(s: str) -> float:
 #: Where ``find_stockfish`` looks when no path is given (Debian's package and the usual install places).
 SF_PATHS = ["/usr/games/stockfish", "/usr/bin/stockfish", "/usr/local/bin/stockfish"]
 
+#: The native build of the same Stockfish 15.1 (``make stockfish-native``, ``native_stockfish.py``), used for
+#: labelling when it is there with its ``build.json`` (written only after its bench matched the package's).
+NATIVE_STOCKFISH = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                ".cache", "stockfish", "stockfish")
 
-def find_stockfish(explicit: str | None = None) -> str:
-    """Path of the Stockfish binary (``explicit`` first, then ``SF_PATHS``); raises ``FileNotFoundError``
-    with the apt hint when absent."""
-    for p in ([explicit] if explicit else []) + SF_PATHS:
+
+def find_stockfish(explicit: str | None = None, native: bool = True) -> str:
+    """Path of the Stockfish binary: ``explicit`` first, then (with ``native``) the verified native build
+    ``NATIVE_STOCKFISH``, then ``SF_PATHS``; raises ``FileNotFoundError`` with the apt hint when absent."""
+    built = [NATIVE_STOCKFISH] if native and os.path.exists(os.path.join(os.path.dirname(NATIVE_STOCKFISH),
+                                                                         "build.json")) else []
+    for p in ([explicit] if explicit else []) + built + SF_PATHS:
         if p and os.path.exists(p):
             return p
     raise FileNotFoundError("stockfish not found: apt-get install -y stockfish (15.1) or pass --stockfish")
