@@ -15,6 +15,9 @@ cp -r .dev/lab/py $T/labpack/
 if [ -d .dev/lab/pack ]; then mkdir -p $T/g/pack-extra && cp .dev/lab/pack/* $T/g/pack-extra/; fi
 if [ -e $T/lab.done-fens ]; then : > $T/labpack/fens.txt; else cp .dev/lab/fens.txt $T/labpack/; touch $T/lab.done-fens; fi
 [ -x $T/sf ] || { xz -dc .dev/lab/stockfish.xz > $T/sf; chmod +x $T/sf; }
+# A native build (prepare.sh) needs the instructions it was compiled for: a CPU without them ends here.
+$T/sf bench 16 1 1 > /dev/null 2>&1 || { echo "lab: $(cat .dev/lab/stockfish.src 2>/dev/null) does not run on this CPU;" \
+  "run prepare.sh with STOCKFISH=/usr/games/stockfish" >&2; rm -f $T/sf; exit 1; }
 echo uci | $T/sf | head -1; nproc
 out=$T/lab-$seed0
 cd $T && PYTHONPATH=$T/code:$T/labpack/py setsid nohup ${PY:-python3} -m glimpse_train.remote label --pack $T/labpack \

@@ -9,7 +9,8 @@
 # campaign run's best.onnx, else training/campaign/campaign-l6d128.onnx), SMOLGEN (G: give the start net a
 # smolgen of G values a head, grow.py --smolgen; its outputs stay the same until training moves it), SMOLGEN_B
 # (G: also pack arm B, the start net given a smolgen of G, as start-b.onnx: train.sh then trains both arms at
-# once on the GPU, from the same data for the same wall time, an A/B test of the smolgen at equal time).
+# once on the GPU, from the same data for the same wall time, an A/B test of the smolgen at equal time),
+# STOCKFISH (lab.sh's labelling binary; default make stockfish-native's build, else /usr/games/stockfish).
 set -euo pipefail
 big="data/labels weights training/campaign tests/data"
 mark="# glimpse device calls: big folders out of the tree that travels (training/device/prepare.sh)"
@@ -55,7 +56,13 @@ mkdir -p .dev/lab/pack .dev/spill
 if [ -s .dev/pack/fens.txt ]; then mv .dev/pack/fens.txt .dev/lab/fens.txt; fi
 touch .dev/pack/fens.txt .dev/lab/fens.txt
 rm -rf .dev/lab/py && cp -r .dev/pack/py .dev/lab/py
-[ -s .dev/lab/stockfish.xz ] || xz -6 -c /usr/games/stockfish > .dev/lab/stockfish.xz
+# The labelling oracle for lab.sh: make stockfish-native's build when there (the same labels for less CPU; lab.sh
+# checks that it runs on the GPU machine's CPU), else the package's; STOCKFISH= overrides.
+sf=${STOCKFISH:-}
+[ -n "$sf" ] || { [ -f .cache/stockfish/build.json ] && sf=.cache/stockfish/stockfish; } || sf=/usr/games/stockfish
+if [ ! -s .dev/lab/stockfish.xz ] || [ "$(cat .dev/lab/stockfish.src 2>/dev/null)" != "$sf" ] || [ "$sf" -nt .dev/lab/stockfish.xz ]; then
+  xz -6 -T0 -c "$sf" > .dev/lab/stockfish.xz && echo "$sf" > .dev/lab/stockfish.src
+fi
 bytes() { du -sb "$1" | cut -f1; }
 # Gather the pack's data files (and the parts of an earlier split) from every folder, join the parts.
 for d in .dev/pack .dev/lab/pack .dev/stage .dev/stage[0-9]*; do

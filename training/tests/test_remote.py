@@ -206,3 +206,26 @@ def test_device_scripts_stage_train_both_arms_and_collect_their_snapshots(tmp_pa
     _, cfg_a = import_onepass(str(out / "latest.onnx"))
     _, cfg_b = import_onepass(str(out / "latest-b.onnx"))
     assert (cfg_a.smolgen, cfg_b.smolgen) == (0, 4)
+
+
+def test_lab_sh_stops_when_its_stockfish_does_not_run_here(tmp_path):
+    """``lab.sh`` with a Stockfish that cannot run on the machine (a native build for other instructions:
+    here a binary whose ``bench`` fails) exits with a message naming the fix, before any labelling starts."""
+    import lzma
+    import subprocess
+
+    scripts = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(remote.__file__))), "device")
+    tree = tmp_path / "tree"
+    (tree / "training").mkdir(parents=True)
+    os.symlink(os.path.dirname(os.path.abspath(remote.__file__)), tree / "training" / "glimpse_train")
+    lab = tree / ".dev" / "lab"
+    (lab / "py").mkdir(parents=True)
+    (lab / "fens.txt").write_text(START + "\n")
+    (lab / "stockfish.xz").write_bytes(lzma.compress(b"#!/bin/sh\necho 'Illegal instruction' >&2\nexit 132\n"))
+    (lab / "stockfish.src").write_text(".cache/stockfish/stockfish\n")
+    dev = tmp_path / "dev"
+    dev.mkdir()
+    r = subprocess.run(["bash", os.path.join(scripts, "lab.sh"), "5"], cwd=tree, capture_output=True, text=True,
+                       timeout=60, env=dict(os.environ, DEVICE_TMP=str(dev)))
+    assert r.returncode != 0 and "does not run on this CPU" in r.stderr and "STOCKFISH=/usr/games/stockfish" in r.stderr
+    assert not (dev / "sf").exists() and not list(dev.glob("lab-*.log"))
