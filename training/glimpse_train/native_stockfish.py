@@ -12,7 +12,9 @@ CPU (``CHANGELOG.md`` has the figures). ``chessdata.find_stockfish`` then prefer
 the ladder keep the package's binary, whose ``UCI_Elo`` depends on its speed.
 
 Usage (from the repository root): ``PYTHONPATH=training .venv/bin/python -m glimpse_train.native_stockfish
-[--reference /usr/games/stockfish] [--out .cache/stockfish] [--jobs N]``.
+[--reference /usr/games/stockfish] [--out .cache/stockfish] [--jobs N]``; ``--compare SHARD.tsv.gz [--positions
+N]`` labels a label file's first N positions with both binaries (two-tier, as the campaign) and prints each one's
+CPU a position and whether the labels are byte-identical.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import tarfile
 import tempfile
 import time
 
+from . import raylabel, uci_pipe
 from .chessdata import NATIVE_STOCKFISH, SF_PATHS
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -172,6 +175,34 @@ def installed(out: str) -> dict | None:
     return info if ok else None
 
 
+def compare(reference: str, native: str, path: str, positions: int = 480, log=print) -> dict:
+    """Labels the first ``positions`` FENs of the label file ``path`` with ``reference`` and with ``native``
+    (``raylabel.label_chunk``, 24 a chunk, the campaign's scheme; one after the other in this process) and
+    returns ``{"identical": bool, "<binary>": {"ms_cpu_per_position", "positions_per_s"}}``."""
+    import gzip
+
+    with gzip.open(path, "rt") as f:
+        fens = [line.split("\t", 1)[0] for _, line in zip(range(positions), f)]
+    out: dict = {}
+    records = {}
+    for sf in (reference, native):
+        t0, core, recs = time.time(), 0.0, []
+        for i in range(0, len(fens), 24):
+            r = raylabel.label_chunk(fens[i:i + 24], raylabel.LabelScheme(), sf, nice=0)
+            recs += r["records"]
+            core += r["core_seconds"]
+        uci_pipe.close_shared()
+        wall = time.time() - t0
+        records[sf] = recs
+        out[sf] = {"ms_cpu_per_position": round(1000 * core / max(1, len(recs)), 2),
+                   "positions_per_s": round(len(recs) / wall, 1)}
+        log(f"{sf}: {len(recs)} positions, {out[sf]['ms_cpu_per_position']} ms of CPU each, "
+            f"{out[sf]['positions_per_s']} a second")
+    out["identical"] = records[reference] == records[native]
+    log(f"labels byte-identical: {out['identical']}")
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reference", default=next((p for p in SF_PATHS if os.path.exists(p)), SF_PATHS[0]),
@@ -180,7 +211,15 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=None)
     ap.add_argument("--arch", default=None, help="Stockfish ARCH (default: from /proc/cpuinfo)")
     ap.add_argument("--force", action="store_true", help="build again even if a verified build of this source is there")
+    ap.add_argument("--compare", metavar="LABELS.tsv.gz", help="time both binaries on this file's positions instead")
+    ap.add_argument("--positions", type=int, default=480, help="with --compare: how many (default 480)")
     a = ap.parse_args(argv)
+    if a.compare:
+        native = os.path.join(a.out, "stockfish")
+        if not installed(a.out):
+            print(f"native stockfish: no verified build in {a.out} (make stockfish-native)")
+            return 1
+        return 0 if compare(a.reference, native, a.compare, a.positions)["identical"] else 1
     done = installed(a.out)
     if done and not a.force:
         print(f"native stockfish: {os.path.join(a.out, 'stockfish')} is up to date (ARCH={done['arch']})")

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from glimpse_train import chessdata, native_stockfish, raylabel
+from glimpse_train import chessdata, native_stockfish
 
 INTEL = ("GenuineIntel", 6)
 ZEN2, ZEN4 = ("AuthenticAMD", 0x17), ("AuthenticAMD", 0x19)
@@ -77,9 +77,10 @@ def test_native_build_is_there_where_it_can_be_built():
 
 
 @pytest.mark.skipif(not (HAVE_SF and BUILT), reason="needs Stockfish (apt) and make stockfish-native")
-def test_native_build_searches_as_the_package_does():
-    """Same bench nodes at a shallow depth, and byte-identical two-tier labels, as Debian's binary."""
-    from glimpse_train import uci_pipe
+def test_native_build_searches_as_the_package_does(tmp_path):
+    """Same bench nodes at a shallow depth, and byte-identical two-tier labels (``compare``, what ``--compare``
+    prints), as Debian's binary."""
+    import gzip
 
     apt = chessdata.find_stockfish(native=False)
     native = chessdata.NATIVE_STOCKFISH
@@ -87,10 +88,11 @@ def test_native_build_searches_as_the_package_does():
     fens = ["rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
             "r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4",
             "r3k2r/pppq1ppp/2np1n2/2b1p1B1/2B1P1b1/2NP1N2/PPPQ1PPP/R3K2R w KQkq - 6 8", "8/1P4k1/8/8/8/8/6K1/8 w - - 0 1"]
-    scheme = raylabel.LabelScheme("two-tier", 8, 4, 2)
-    got = {sf: raylabel.label_chunk(fens, scheme, sf, nice=0)["records"] for sf in (apt, native)}
-    uci_pipe.close_shared()
-    assert len(got[apt]) == len(fens) and got[apt] == got[native]
+    path = tmp_path / "labels.tsv.gz"
+    path.write_bytes(gzip.compress("".join(f"{f}\te2e4=0\n" for f in fens).encode()))
+    got = native_stockfish.compare(apt, native, str(path), positions=3, log=lambda *_: None)
+    assert got["identical"] is True
+    assert all(got[sf]["ms_cpu_per_position"] > 0 and got[sf]["positions_per_s"] > 0 for sf in (apt, native))
 
 
 def test_a_verified_build_of_this_source_is_not_built_again(tmp_path, capsys):
