@@ -12,8 +12,10 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import os
+import subprocess
 
 import chess
 import chess.engine
@@ -137,11 +139,22 @@ NATIVE_STOCKFISH = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
                                 ".cache", "stockfish", "stockfish")
 
 
+@functools.lru_cache(maxsize=8)
+def _runs_here(binary: str) -> bool:
+    """Whether ``binary bench 16 1 1`` exits cleanly on this machine (a native build copied to a CPU without
+    its instructions dies of SIGILL)."""
+    try:
+        return subprocess.run([binary, "bench", "16", "1", "1"], capture_output=True, timeout=120).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
 def find_stockfish(explicit: str | None = None, native: bool = True) -> str:
     """Path of the Stockfish binary: ``explicit`` first, then (with ``native``) the verified native build
-    ``NATIVE_STOCKFISH``, then ``SF_PATHS``; raises ``FileNotFoundError`` with the apt hint when absent."""
-    built = [NATIVE_STOCKFISH] if native and os.path.exists(os.path.join(os.path.dirname(NATIVE_STOCKFISH),
-                                                                         "build.json")) else []
+    ``NATIVE_STOCKFISH`` if it runs on this CPU, then ``SF_PATHS``; raises ``FileNotFoundError`` with the apt
+    hint when absent."""
+    built = [NATIVE_STOCKFISH] if (not explicit and native and os.path.exists(
+        os.path.join(os.path.dirname(NATIVE_STOCKFISH), "build.json")) and _runs_here(NATIVE_STOCKFISH)) else []
     for p in ([explicit] if explicit else []) + built + SF_PATHS:
         if p and os.path.exists(p):
             return p

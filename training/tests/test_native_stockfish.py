@@ -48,17 +48,24 @@ def test_build_refuses_a_reference_that_is_not_stockfish_15_1(tmp_path):
     assert native_stockfish.main(["--reference", str(fake), "--out", str(tmp_path / "out")]) == 0
 
 
-def test_find_stockfish_prefers_a_verified_native_build(tmp_path, monkeypatch):
+def test_find_stockfish_prefers_a_verified_native_build_that_runs_here(tmp_path, monkeypatch):
     native = tmp_path / "stockfish"
-    native.write_text("")
+    native.write_text("#!/bin/sh\nexit 0\n")
+    native.chmod(0o755)
+    apt = tmp_path / "apt"
+    apt.write_text("")
     monkeypatch.setattr(chessdata, "NATIVE_STOCKFISH", str(native))
-    monkeypatch.setattr(chessdata, "SF_PATHS", [str(tmp_path / "apt")])
-    (tmp_path / "apt").write_text("")
-    assert chessdata.find_stockfish() == str(tmp_path / "apt")  # no build.json: not verified
+    monkeypatch.setattr(chessdata, "SF_PATHS", [str(apt)])
+    chessdata._runs_here.cache_clear()
+    assert chessdata.find_stockfish() == str(apt)  # no build.json: not verified
     (tmp_path / "build.json").write_text("{}")
     assert chessdata.find_stockfish() == str(native)
-    assert chessdata.find_stockfish(native=False) == str(tmp_path / "apt")
-    assert chessdata.find_stockfish(str(tmp_path / "apt")) == str(tmp_path / "apt")  # explicit first
+    assert chessdata.find_stockfish(native=False) == str(apt)
+    assert chessdata.find_stockfish(str(apt)) == str(apt)  # explicit first
+    native.write_text("#!/bin/sh\nexit 132\n")  # as a binary for instructions this CPU lacks
+    chessdata._runs_here.cache_clear()
+    assert chessdata.find_stockfish() == str(apt)
+    chessdata._runs_here.cache_clear()
 
 
 def _buildable() -> bool:
