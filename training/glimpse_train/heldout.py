@@ -25,7 +25,6 @@ Usage (from ``training/``)::
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shlex
@@ -41,15 +40,6 @@ from .onnx_graph import onnx_meta
 
 #: Positions a network run for a float net (its outputs do not depend on the batch).
 FLOAT_POSITIONS_PER_RUN = 256
-
-
-def sha256(path: str) -> str:
-    """Hex SHA-256 of the file at ``path``."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def positions_per_run(net: str) -> int:
@@ -102,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.time()
     rep = measure(a.net, a.shared, a.cache_dir, a.puzzles, log=lambda *m: print(*m, file=sys.stderr),
                   per_run=a.positions_per_run)
-    rep = {"net": os.path.basename(a.net), "bytes": os.path.getsize(a.net), "sha256": sha256(a.net),
+    rep = {"net": os.path.basename(a.net), "bytes": os.path.getsize(a.net), "sha256": labelstore.file_sha256(a.net),
            "date": time.strftime("%Y-%m-%d"), "seconds": round(time.time() - t0, 1),
            "command": os.environ.get("GLIMPSE_COMMAND") or "python -m glimpse_train.heldout " + shlex.join(
                argv if argv is not None else sys.argv[1:]), **rep}

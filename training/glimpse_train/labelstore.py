@@ -102,7 +102,8 @@ def _atomic_write(path: str, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def _sha256(path: str) -> str:
+def file_sha256(path: str) -> str:
+    """Hex SHA-256 of the file at ``path`` (read in 1 MB blocks)."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
@@ -154,7 +155,7 @@ class LabelStore:
             p = os.path.join(self.root, s.file)
             if not os.path.exists(p):
                 out.append(f"{s.file}: missing")
-            elif _sha256(p) != s.sha256:
+            elif file_sha256(p) != s.sha256:
                 out.append(f"{s.file}: sha256 mismatch")
             elif os.path.getsize(p) > MAX_SHARD_BYTES:
                 out.append(f"{s.file}: over {MAX_SHARD_BYTES} bytes")
@@ -228,7 +229,7 @@ class LabelStore:
         for name in orphans:
             path = os.path.join(self.root, name)
             recs = list(read_file(path))
-            self.shards.append(ShardInfo(name, _sha256(path), len(recs), sum(len(m) for _, m in recs),
+            self.shards.append(ShardInfo(name, file_sha256(path), len(recs), sum(len(m) for _, m in recs),
                                          {"unknown": len(recs)}, {}, None, time.strftime("%Y-%m-%dT%H:%M:%S")))
         if orphans:
             self._write_manifest()

@@ -20,7 +20,6 @@ CPU a position and whether the labels are byte-identical.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import re
@@ -31,6 +30,7 @@ import tempfile
 import time
 
 from . import raylabel, uci_pipe
+from .labelstore import file_sha256
 from .chessdata import NATIVE_STOCKFISH, SF_PATHS
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -99,14 +99,6 @@ def bench_nodes(binary: str, depth: int = 13) -> int:
     return int(m.group(1))
 
 
-def _sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def build(reference: str, out: str, jobs: int | None = None, arch: str | None = None, log=print) -> dict:
     """Builds the vendored Stockfish 15.1 for this CPU into ``out/stockfish`` (module docstring) and writes
     ``out/build.json``: ``{"arch", "bench_nodes", "reference", "seconds", "date"}``. Raises ``BuildError``
@@ -118,7 +110,7 @@ def build(reference: str, out: str, jobs: int | None = None, arch: str | None = 
         raise NothingToBuild(f"no {reference} (apt-get install -y stockfish on Debian 12)")
     if engine_name(reference) != VERSION_NAME:
         raise NothingToBuild(f"{reference} is not {VERSION_NAME} (apt-get install -y stockfish on Debian 12)")
-    if _sha256(SOURCE) != SOURCE_SHA256:
+    if file_sha256(SOURCE) != SOURCE_SHA256:
         raise BuildError(f"{SOURCE}: SHA-256 differs from the vendored source's")
     if shutil.which("g++") is None or shutil.which("make") is None:
         raise NothingToBuild("no g++/make (apt-get install -y g++ make)")
@@ -140,7 +132,7 @@ def build(reference: str, out: str, jobs: int | None = None, arch: str | None = 
         subprocess.run([reference], input=f"uci\nisready\nexport_net {os.path.join(src, net.group(1))}\nquit\n",
                        capture_output=True, text=True, timeout=300, check=True)
         path = os.path.join(src, net.group(1))
-        if not os.path.exists(path) or not _sha256(path).startswith(net.group(2)):
+        if not os.path.exists(path) or not file_sha256(path).startswith(net.group(2)):
             raise BuildError(f"{reference} did not export {net.group(1)} (or its hash differs)")
         jobs = jobs or max(1, len(os.sched_getaffinity(0)))
         log(f"native stockfish: ARCH={arch}, {jobs} jobs")

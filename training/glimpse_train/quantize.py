@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import glob
-import hashlib
 import json
 import os
 import sys
@@ -46,6 +45,7 @@ from .campaign_metrics import HeldOut
 from .chessdata import BUCKET_CENTRES, random_positions, tokens_actions
 from .data import MemDataset
 from .heldout import split_figures
+from .labelstore import file_sha256
 from .onnx_graph import ort_session
 
 # onnxruntime.quantization is imported inside ``quantize`` alone: the checks and ``--heldout`` do not need it.
@@ -60,15 +60,6 @@ WEIGHT_TYPES = ("qint8", "quint8")
 class QuantizeError(Exception):
     """The source cannot be quantised (missing, not a Glimpse net, not float32), or ONNX Runtime cannot run the
     twin."""
-
-
-def sha256_of(path: str) -> str:
-    """Hex sha256 of a file's bytes."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def default_out(net: str) -> str:
@@ -132,7 +123,7 @@ def quantize(net: str, out: str | None = None, per_channel: bool = False,
                          extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
         q = onnx.load(raw)
     added = {"glimpse.precision": "int8", "glimpse.source": os.path.basename(net),
-             "glimpse.source_sha256": sha256_of(net), "glimpse.quantization": settings}
+             "glimpse.source_sha256": file_sha256(net), "glimpse.quantization": settings}
     keep = {k: v for k, v in meta.items() if k.startswith("glimpse.")}
     del q.metadata_props[:]
     for k, v in {**keep, **added}.items():
