@@ -181,18 +181,6 @@ def dagger_opponent(level: int) -> tuple[str, str]:
     raise ValueError(f"DAgger level {level}: neither a Skill Level (0-20) nor a UCI_Elo (1350-2850)")
 
 
-def skill_pick_depth(level: int) -> int | None:
-    """The depth at which Stockfish 15.1 picks its move as the DAgger opponent ``level`` (``dagger_opponent``):
-    its strength limit (search.cpp, ``Skill``) turns a ``UCI_Elo`` into a level ((elo − 1346.6) / 143.4)^(1 /
-    0.806) in [0, 20] (a ``Skill Level`` is one already), searches MultiPV 4 and picks among those moves when the
-    iteration at depth 1 + int(level) ends; searching on to the time limit changes nothing but the hash. So the
-    DAgger games stop it there (``--b-depth``), at a fraction of the time. ``None`` at level 20 (no limit).
-    Raises ``ValueError`` as ``dagger_opponent`` does."""
-    dagger_opponent(level)
-    lv = float(level) if level <= 20 else min(20.0, max(0.0, ((level - 1346.6) / 143.4) ** (1 / 0.806)))
-    return None if lv >= 20.0 else 1 + int(lv)
-
-
 def gpu_backend() -> str | None:
     """The accelerator JAX would train on (``"gpu"``, ``"tpu"``…), or ``None`` on a CPU-only machine. JAX is
     imported only where a device node suggests an accelerator (its threads make every later fork, Ray's

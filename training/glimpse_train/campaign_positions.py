@@ -19,7 +19,7 @@ import chess
 import chess.pgn
 
 from . import labelstore, raylabel
-from .campaign_config import REPO, SOURCE_FILES, dagger_games, dagger_opponent, parse_mix, skill_pick_depth
+from .campaign_config import REPO, SOURCE_FILES, dagger_games, dagger_opponent, parse_mix
 
 def run_until_stopped(cmd: list[str], stop, cwd: str | None = None, poll: float = 0.5) -> tuple[int | None, str]:
     """Runs ``cmd`` (stdout discarded, stderr kept) until it exits or ``stop()`` turns true; then it is sent
@@ -168,7 +168,6 @@ class CampaignPositions:
         levels = [int(x) for x in self.cfg.dagger_levels.split(",")]
         cyc = self.label_round
         spec, opponent = dagger_opponent(levels[cyc % len(levels)])
-        pick_depth = skill_pick_depth(levels[cyc % len(levels)])
         pgn = os.path.join(self.run_dir, f"dagger-{cyc:04d}.pgn")
         net = self.dagger_net()
         cmd = [os.path.join(REPO, ".venv", "bin", "python"), os.path.join(REPO, "tools", "match.py"), "--a", engine,
@@ -176,8 +175,6 @@ class CampaignPositions:
                "--games", str(games), "--concurrency", str(self.cfg.workers), "--seed", str(1000 + cyc),
                "--book", os.path.join(self.shared, "data", "openings", "noob_3moves.epd"), "--maxmoves", "150",
                "--pgn", pgn, "--json", pgn[:-4] + ".json", "--quiet"]
-        if pick_depth:  # Stockfish has its move at this depth; the rest of its 20 ms changes nothing
-            cmd += ["--b-depth", str(pick_depth), "--b-movetime", str(self.cfg.dagger_movetime)]
         # Every other pass over the levels the engine plays with MCTS (the positions its search leads to, at
         # ~20 ms a move), so each opponent meets both modes.
         mode = "mcts" if (cyc // len(levels)) % 2 else "searchless"

@@ -62,17 +62,6 @@ def test_dagger_opponents_are_skill_levels_or_uci_elo():
         campaign.parse_args(["--dagger-levels", "0,3000"])
 
 
-def test_dagger_opponent_stops_at_its_skill_pick_depth():
-    """Stockfish 15.1 picks its limited-strength move when the iteration at depth 1 + int(level) ends
-    (search.cpp, ``Skill``); the level of a ``UCI_Elo`` is ((elo − 1346.6) / 143.4)^(1 / 0.806)."""
-    from glimpse_train.campaign_config import skill_pick_depth
-
-    assert [skill_pick_depth(s) for s in (0, 5, 19)] == [1, 6, 20] and skill_pick_depth(20) is None
-    assert [skill_pick_depth(e) for e in (1350, 1500, 1700, 1900, 2100, 2850)] == [1, 2, 4, 6, 8, 19]
-    with pytest.raises(ValueError):
-        skill_pick_depth(1000)
-
-
 def test_a_cpu_only_machine_labels_and_does_not_train():
     cfg = campaign.CampaignConfig()
     assert not campaign.train_wanted(cfg, None), "no GPU, no --train-cpu: labels only"
