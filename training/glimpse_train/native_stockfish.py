@@ -202,7 +202,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=os.path.dirname(NATIVE_STOCKFISH))
     ap.add_argument("--jobs", type=int, default=None)
     ap.add_argument("--arch", default=None, help="Stockfish ARCH (default: from /proc/cpuinfo)")
-    ap.add_argument("--force", action="store_true", help="build again even if a verified build of this source is there")
+    ap.add_argument("--force", action="store_true",
+                    help="build again even if a verified build of this source is there")
     ap.add_argument("--compare", metavar="LABELS.tsv.gz", help="time both binaries on this file's positions instead")
     ap.add_argument("--positions", type=int, default=480, help="with --compare: how many (default 480)")
     a = ap.parse_args(argv)

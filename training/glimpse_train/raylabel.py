@@ -7,7 +7,8 @@ its own unfinished chunk (Ray retries it, ``max_retries``):
   ``go depth 1–5`` moves, 2–10 random opening plies and 5 % random moves later; about one ply in three is
   kept (``../shared/docs/strength-notes.md``: diverse, deduplicated positions). Returns FENs.
 * ``label_chunk(fens, scheme)`` — labels every legal move of each FEN with the worker's Stockfish, kept
-  between chunks and talked to by ``uci_pipe`` (``ucinewgame`` at each chunk's start). Schemes (``LabelScheme``):
+  between chunks and talked to by ``uci_pipe`` (``ucinewgame`` at each chunk's start). Schemes
+  (``LabelScheme``):
   ``all``: ``go depth D`` with MultiPV over all legal moves (the shared labels' scheme at D = 8);
   ``two-tier``: ``go depth D`` with MultiPV ``k`` for the top moves, then ``go depth d`` (d ≥ 1, so with
   Stockfish's capture search) with MultiPV over all moves for the rest; a shallow score is capped just
@@ -114,8 +115,8 @@ def label_chunk(fens: list[str], scheme: LabelScheme, stockfish: str, nice: int 
     """Labels ``fens`` with this worker's Stockfish (``uci_pipe.shared``; ``ucinewgame`` first, so the
     labels depend only on the chunk); ``{"records": [(fen, moves)], "fens": fens, "core_seconds": s}``
     (``fens``: the chunk as given, labelled or skipped; core-seconds = Stockfish's and this process's CPU
-    time during the chunk, Stockfish's start-up included when the chunk started it). A chunk that fails (Stockfish quit, a malformed FEN) raises, and the engine is
-    started afresh for the next."""
+    time during the chunk, Stockfish's start-up included when the chunk started it). A chunk that fails
+    (Stockfish quit, a malformed FEN) raises, and the engine is started afresh for the next."""
     _renice(nice)
     t0 = time.process_time()
     c0 = _children_cpu()

@@ -94,7 +94,8 @@ def test_native_build_searches_as_the_package_does(tmp_path):
     assert native_stockfish.bench_nodes(native, 7) == native_stockfish.bench_nodes(apt, 7)
     fens = ["rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
             "r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4",
-            "r3k2r/pppq1ppp/2np1n2/2b1p1B1/2B1P1b1/2NP1N2/PPPQ1PPP/R3K2R w KQkq - 6 8", "8/1P4k1/8/8/8/8/6K1/8 w - - 0 1"]
+            "r3k2r/pppq1ppp/2np1n2/2b1p1B1/2B1P1b1/2NP1N2/PPPQ1PPP/R3K2R w KQkq - 6 8",
+            "8/1P4k1/8/8/8/8/6K1/8 w - - 0 1"]
     path = tmp_path / "labels.tsv.gz"
     path.write_bytes(gzip.compress("".join(f"{f}\te2e4=0\n" for f in fens).encode()))
     got = native_stockfish.compare(apt, native, str(path), positions=3, log=lambda *_: None)
