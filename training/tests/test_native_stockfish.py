@@ -71,15 +71,16 @@ def test_find_stockfish_prefers_a_verified_native_build_that_runs_here(tmp_path,
 def _buildable() -> bool:
     import shutil
 
-    return HAVE_SF and shutil.which("g++") is not None and native_stockfish.choose_arch(
-        *native_stockfish.cpu_info()) is not None
+    return (HAVE_SF and shutil.which("g++") is not None
+            and native_stockfish.choose_arch(*native_stockfish.cpu_info()) is not None
+            and native_stockfish.engine_name(chessdata.find_stockfish(native=False)) == native_stockfish.VERSION_NAME)
 
 
 def test_native_build_is_there_where_it_can_be_built():
     """``make test-campaign`` runs ``make stockfish-native`` first: where a compiler, the package and a faster
     ARCH exist, the build must have passed its bench check (a silent skip would hide a mismatch)."""
     if not _buildable():
-        pytest.skip("no Stockfish (apt), g++ or faster ARCH here")
+        pytest.skip("no Stockfish 15.1 (apt), g++ or faster ARCH here")
     assert BUILT, "make stockfish-native left no verified build"
 
 
