@@ -82,13 +82,6 @@ def choose_arch(flags: set[str], vendor: str, family: int) -> str | None:
     return None
 
 
-def engine_name(binary: str) -> str:
-    """The ``id name`` that ``binary`` answers to ``uci`` ('' when it answers none)."""
-    out = subprocess.run([binary], input="uci\nquit\n", capture_output=True, text=True, timeout=120).stdout
-    m = re.search(r"^id name (.+)$", out, re.M)
-    return m.group(1).strip() if m else ""
-
-
 def bench_nodes(binary: str, depth: int = 13) -> int:
     """Nodes ``binary bench 16 1 <depth>`` searched (Stockfish's own signature of a build: the same source and
     network give the same count on every CPU). Raises ``BuildError`` when it prints none."""
@@ -108,7 +101,7 @@ def build(reference: str, out: str, jobs: int | None = None, arch: str | None = 
     t0 = time.time()
     if not os.path.exists(reference):
         raise NothingToBuild(f"no {reference} (apt-get install -y stockfish on Debian 12)")
-    if engine_name(reference) != VERSION_NAME:
+    if raylabel.stockfish_name(reference) != VERSION_NAME:
         raise NothingToBuild(f"{reference} is not {VERSION_NAME} (apt-get install -y stockfish on Debian 12)")
     if file_sha256(SOURCE) != SOURCE_SHA256:
         raise BuildError(f"{SOURCE}: SHA-256 differs from the vendored source's")

@@ -24,11 +24,11 @@ from __future__ import annotations
 import dataclasses
 import os
 import random
+import subprocess
 import sys
 import time
 
 import chess
-import chess.engine
 
 from . import uci_pipe
 from .chessdata import score_key
@@ -97,9 +97,13 @@ def label_position(engine: uci_pipe.UciPipe, fen: str, scheme: LabelScheme) -> l
 
 
 def stockfish_name(stockfish: str) -> str:
-    """The ``id name`` Stockfish reports (e.g. ``Stockfish 15.1``)."""
-    with chess.engine.SimpleEngine.popen_uci(stockfish, timeout=uci_pipe.STARTUP_TIMEOUT) as eng:
-        return eng.id.get("name", "?")
+    """The ``id name`` Stockfish reports to ``uci`` (e.g. ``Stockfish 15.1``); ``?`` when it reports none.
+    Raises ``OSError`` when it cannot be started, ``subprocess.TimeoutExpired`` after
+    ``uci_pipe.STARTUP_TIMEOUT`` seconds."""
+    out = subprocess.run([stockfish], input="uci\nquit\n", capture_output=True, text=True,
+                         timeout=uci_pipe.STARTUP_TIMEOUT).stdout
+    names = [line[len("id name "):].strip() for line in out.splitlines() if line.startswith("id name ")]
+    return names[0] if names else "?"
 
 
 def _renice(level: int) -> None:
@@ -148,7 +152,7 @@ def selfplay_positions(seed: int, stockfish: str, engine: uci_pipe.UciPipe | Non
     opening, skills, depths and random moves; Stockfish's own moves vary, as its ``Skill Level`` picks with a
     clock-seeded generator. ``engine``: a ``uci_pipe.UciPipe`` to play with (default: a new one)."""
     rng = random.Random(seed)
-    eng = engine or uci_pipe.UciPipe(stockfish, 16)
+    eng = engine or uci_pipe.UciPipe(stockfish, SELFPLAY_HASH_MB)
     try:
         skills = (rng.randint(0, 20), rng.randint(0, 20))
         board = chess.Board()

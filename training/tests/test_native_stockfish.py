@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from glimpse_train import chessdata, native_stockfish
+from glimpse_train import chessdata, native_stockfish, raylabel
 
 INTEL = ("GenuineIntel", 6)
 ZEN2, ZEN4 = ("AuthenticAMD", 0x17), ("AuthenticAMD", 0x19)
@@ -73,7 +73,7 @@ def _buildable() -> bool:
 
     return (HAVE_SF and shutil.which("g++") is not None
             and native_stockfish.choose_arch(*native_stockfish.cpu_info()) is not None
-            and native_stockfish.engine_name(chessdata.find_stockfish(native=False)) == native_stockfish.VERSION_NAME)
+            and raylabel.stockfish_name(chessdata.find_stockfish(native=False)) == native_stockfish.VERSION_NAME)
 
 
 def test_native_build_is_there_where_it_can_be_built():
