@@ -106,18 +106,73 @@ def take_new(fens, start: int, n: int, known: set[str]) -> tuple[list[str], int]
     return out, i
 
 
+def source_fingerprint(shared: str, name: str) -> list[list]:
+    """``[[path under shared/data/, bytes], ...]`` of file source ``name``'s files (``SOURCE_FILES``): the same
+    fingerprint means the same positions in the same order (``file_source`` is deterministic)."""
+    root = os.path.join(shared, "data")
+    return [[os.path.relpath(p, root), os.path.getsize(p)]
+            for pat in SOURCE_FILES[name] for p in sorted(glob.glob(os.path.join(root, pat)))]
+
+
+def allot(n: int, shares: dict[str, float], spent: set[str]) -> dict[str, int]:
+    """Positions each source is asked for out of ``n``: ``shares`` (``parse_mix``) without the ``spent``
+    sources, renormalised, so that a spent source's share goes to the others in proportion to theirs; each
+    rounded, the rounding's remainder to the largest share (the wants sum to ``n``). Empty when every source
+    is spent."""
+    live = {k: v for k, v in shares.items() if k not in spent and v > 0}
+    tot = sum(live.values())
+    if tot <= 0 or n <= 0:
+        return {k: 0 for k in live}
+    out = {k: int(n * v / tot) for k, v in live.items()}
+    out[max(live, key=live.get)] += n - sum(out.values())
+    return out
+
+
 class CampaignPositions:
     """The position-finding part of ``campaign.Campaign`` (a mixin: it uses the campaign's ``cfg``, ``state``,
     ``shared``, ``run_dir``, ``stockfish``, ``stop``, ``log``, ``known()``, ``files()``, ``label_round`` and
     ``checkpoint_onnx``)."""
 
+    def file_source_of(self, name: str) -> list[str]:
+        """File source ``name``'s FENs in cursor order (``file_source``), parsed once a process; its size is
+        kept in the state with the files' fingerprint (``source_fingerprint``) for ``spent_sources``."""
+        if name not in self._epd:
+            self._epd[name] = file_source(self.shared, name)
+            self.state.setdefault("source_size", {})[name] = [source_fingerprint(self.shared, name), len(self._epd[name])]
+        return self._epd[name]
+
+    def spent_sources(self, names) -> set[str]:
+        """The file sources among ``names`` whose cursor has reached the end (or that have no positions). A size
+        recorded for the same files (names and byte sizes) is trusted, so a spent source is not parsed again
+        after a restart (the Lichess games take a minute); other files are parsed."""
+        cur, sizes, out = self.state.get("cursor", {}), self.state.get("source_size", {}), set()
+        for name in names:
+            if name not in SOURCE_FILES:
+                continue
+            rec = sizes.get(name)
+            size = rec[1] if rec and rec[0] == source_fingerprint(self.shared, name) else len(self.file_source_of(name))
+            if cur.get(name, 0) >= size:
+                out.add(name)
+        return out
+
     def candidates(self, n: int) -> list[tuple[str, str]]:
-        """``n`` new (source, FEN) pairs by the mix; self-play games are played as Ray tasks."""
+        """``n`` new (source, FEN) pairs by the mix (``allot``: a spent file source's share goes to the others);
+        the file sources are walked first, and what they fall short of in this phase is asked of the
+        unbounded sources (self-play, DAgger). Self-play games are played as Ray tasks."""
         shares = parse_mix(self.cfg.mix)
+        spent = self.spent_sources(shares)
+        if spent:
+            self.log(f"mix: {', '.join(sorted(spent))} at the end; "
+                     f"its share goes to {', '.join(k for k in shares if k not in spent) or 'nothing'}")
+        wants = allot(n, shares, spent)
         known, cur = self.known(), self.state.setdefault("cursor", {})
         out: list[tuple[str, str]] = []
-        for name, share in shares.items():
-            want = int(round(n * share))
+        unbounded = [k for k in wants if k not in SOURCE_FILES]
+        short = 0
+        for name in [k for k in wants if k in SOURCE_FILES] + unbounded:
+            want = wants[name]
+            if name in unbounded and short:
+                want += allot(short, {k: shares[k] for k in unbounded}, set())[name]
             if want <= 0 or self.stop():
                 continue
             if name == "dagger":
@@ -135,12 +190,12 @@ class CampaignPositions:
                     r["core_seconds"] for r in res)
                 new, _ = take_new(fens, 0, want, known)
             else:
-                if name not in self._epd:
-                    self._epd[name] = file_source(self.shared, name)
-                new, cur[name] = take_new(self._epd[name], cur.get(name, 0), want, known)
+                fens = self.file_source_of(name)
+                new, cur[name] = take_new(fens, cur.get(name, 0), want, known)
                 if len(new) < want:
+                    short += want - len(new)
                     self.log(f"{name}: {len(new)} of {want} new positions; the source is at its end "
-                             f"({cur[name]:,} of {len(self._epd[name]):,})")
+                             f"({cur[name]:,} of {len(fens):,}); the rest goes to {', '.join(unbounded) or 'nothing'}")
             out.extend((name, f) for f in new)
         random.Random(self.label_round).shuffle(out)
         return out

@@ -294,6 +294,58 @@ def test_dagger_positions_come_from_engine_games(tmp_path):
     assert sorted(fens) == sorted(campaign_positions.pgn_positions(pgn))
 
 
+def test_allot_gives_a_spent_sources_share_to_the_others():
+    from glimpse_train.campaign_positions import allot
+
+    shares = {"selfplay": 0.25, "books": 0.2, "lichess": 0.2, "dagger": 0.35}
+    assert allot(100, shares, set()) == {"selfplay": 25, "books": 20, "lichess": 20, "dagger": 35}
+    got = allot(1000, shares, {"lichess"})
+    assert got == {"selfplay": 312, "books": 250, "dagger": 438} and sum(got.values()) == 1000
+    assert allot(7, shares, {"books", "lichess"}) == {"selfplay": 2, "dagger": 5}
+    assert allot(10, {"books": 1.0}, {"books"}) == {}
+
+
+def test_a_spent_file_source_hands_its_share_to_the_unbounded_ones(tmp_path, monkeypatch):
+    """A file source that runs out in a phase passes what it falls short of to self-play and DAgger; once its
+    cursor is at the end, its whole share goes to them, and a restart knows that from the state without
+    parsing the files again."""
+    import chess
+
+    from glimpse_train import campaign_positions
+
+    monkeypatch.setitem(campaign_positions.SOURCE_FILES, "books", ("openings/noob_3moves.epd",))
+    c = _tiny_campaign(tmp_path)
+    c.cfg.mix = "books:0.5,dagger:0.5"
+    book = c.file_source_of("books")
+    c.state["cursor"] = {"books": len(book) - 5}
+    asked = []
+
+    def dagger(want):  # distinct legal positions, none of them in the book
+        asked.append(want)
+        b, out = chess.Board(), []
+        for mv in ["g1f3", "g8f6", "b1c3", "b8c6", "f3g1", "f6g8", "c3b1", "c6b8"] * 40:
+            b.push_uci(mv)
+            out.append(b.fen())
+        return out
+
+    monkeypatch.setattr(c, "dagger_positions", dagger)
+    got = c.candidates(100)
+    assert sum(s == "books" for s, _ in got) == 5 and asked == [95]
+    assert c.spent_sources(["books", "dagger"]) == {"books"}
+    c.candidates(60)
+    assert asked[-1] == 60, "the whole phase is asked of DAgger"
+    campaign.save_state(c.state_path, c.state)
+
+    # A restart: the recorded size is trusted for the same files, so the book is not parsed again ...
+    c2 = _tiny_campaign(tmp_path)
+    monkeypatch.setattr(campaign_positions, "file_source", lambda *a: pytest.fail("parsed again"))
+    assert c2.spent_sources(["books"]) == {"books"}
+    # ... but files that changed are.
+    c2.state["source_size"]["books"][0][0][1] += 1
+    with pytest.raises(pytest.fail.Exception):
+        c2.spent_sources(["books"])
+
+
 def test_heads_train_and_report(tmp_path):
     """A tiny canonical net with policy and WDL heads trains on real labels: the loss falls and the
     validation record has the policy accuracy."""
