@@ -1,7 +1,7 @@
 #!/bin/bash
-# On the GPU machine (training/CAMPAIGN.md, "Scale out"), first call: start a labelling
-# burst in the background and return. Carry .dev/lab (stockfish.xz, fens.txt, py/chess; and pack/ with some
-# of the pack's files when the pack alone would pass 64 MiB).
+# On the GPU machine (training/CAMPAIGN.md, "Scale out"), after train.sh: start a labelling
+# burst in the background and return. Carry .dev/lab (stockfish.xz, fens.txt, py/chess; and slices/ with pack slices
+# that did not fit train.sh's call).
 #   bash training/device/lab.sh SECONDS [SEED0] [WORKERS]
 # A second burst on the same warm machine: pass a new SEED0; the FENs are labelled only by the first.
 T=${DEVICE_TMP:-/tmp}  # where the calls leave their files (a test sets another folder)
@@ -10,9 +10,9 @@ secs=${1:?seconds}; seed0=${2:-20000000}; workers=${3:-14}
 mkdir -p $T/code $T/labpack
 cp -r training/glimpse_train $T/code/   # the tree is replaced by the next call: run from a copy
 cp -r .dev/lab/py $T/labpack/
-# A pack too large for one call sends some of its files (the start net, row_p.npy.xz, ...) in .dev/lab/pack/;
-# train.sh adds them to the pack from /tmp/g/pack-extra.
-if [ -d .dev/lab/pack ]; then mkdir -p $T/g/pack-extra && cp .dev/lab/pack/* $T/g/pack-extra/; fi
+# Pack slices that did not fit train.sh's call come in .dev/lab/slices: stage.sh puts them where the training
+# picks them up.
+if [ -d .dev/lab/slices ]; then bash "$(dirname "$0")/stage.sh" .dev/lab/slices > /dev/null; fi
 if [ -e $T/lab.done-fens ]; then : > $T/labpack/fens.txt; else cp .dev/lab/fens.txt $T/labpack/; touch $T/lab.done-fens; fi
 [ -x $T/sf ] || { xz -dc .dev/lab/stockfish.xz > $T/sf; chmod +x $T/sf; }
 # A native build (prepare.sh) needs the instructions it was compiled for: a CPU without them ends here.

@@ -10,7 +10,8 @@
 # smolgen of G values a head, grow.py --smolgen; its outputs stay the same until training moves it), SMOLGEN_B
 # (G: also pack arm B, the start net given a smolgen of G, as start-b.onnx: train.sh then trains both arms at
 # once on the GPU, from the same data for the same wall time, an A/B test of the smolgen at equal time),
-# STOCKFISH (lab.sh's labelling binary; default make stockfish-native's build, else /usr/games/stockfish).
+# STOCKFISH (lab.sh's labelling binary; default make stockfish-native's build, else /usr/games/stockfish), SLICE
+# (positions a slice of the pack holds, default 600,000), PACKED=1 (only place the slices made before again).
 set -euo pipefail
 big="data/labels weights training/campaign tests/data"
 mark="# glimpse device calls: big folders out of the tree that travels (training/device/prepare.sh)"
@@ -35,24 +36,23 @@ if [ -n "${1:-}" ] || [ -n "${SMOLGEN:-}" ]; then
   start=.dev/grown.onnx
 fi
 if [ -z "${PACKED:-}" ]; then
-  rm -rf .dev/pack .dev/lab/pack .dev/lab/py .dev/lab/fens.txt
-  PYTHONPATH=training $py -m glimpse_train.remote pack --out .dev/pack --start "$start" --fens "${FENS:-60000}"
+  rm -rf .dev/pack .dev/lab/slices .dev/lab/pack .dev/lab/py .dev/lab/fens.txt .dev/stage[0-9]*
+  PYTHONPATH=training $py -m glimpse_train.remote pack --out .dev/pack --start "$start" --fens "${FENS:-60000}" \
+    ${SLICE:+--slice-positions "$SLICE"}
   if [ -n "${SMOLGEN_B:-}" ]; then
     PYTHONPATH=training $py -m glimpse_train.grow --net "$start" --smolgen "$SMOLGEN_B" --out .dev/pack/start-b.onnx
   fi
 fi
-# Split the pack so that no call carries more than LIMIT_MB: the FENs go with lab.sh, a pack file larger than
-# a quarter of a call is cut into parts (NAME.part-00, -01, ...; train.sh joins them), and the files and parts are
-# placed largest first (first-fit decreasing) in .dev/pack, .dev/lab/pack (lab.sh hands them to train.sh
-# through /tmp/g/pack-extra) and as many .dev/stage1, .dev/stage2, ... as needed (each carried by a
-# `stage.sh DIR` call between lab.sh and train.sh).
+# Spread the pack over calls of at most LIMIT_MB each: the FENs go with lab.sh; the data is in slices
+# (slice-NN/, each a uniform sample of the positions, SLICE positions, default 600,000 ≈ 46 MB), placed largest
+# first (first-fit decreasing) in .dev/pack (train.sh's call, with the start nets), .dev/lab/slices and as many
+# .dev/stage1, .dev/stage2, ... as needed. train.sh goes first and trains on the slices it carries; lab.sh and
+# each `stage.sh .dev/stageK` put theirs in the folder it watches, where they join the data within seconds.
 # A call carries at most 64 MiB (67.1 MB) with the tracked tree (~2 MB once the big folders leave the index):
-# 64 MB a folder. With 2.4 M positions row_action.npy.xz alone is 92 MB, hence the parts.
-# PACKED=1 skips `remote pack` and only re-splits the .dev/pack made before.
+# 64 MB a folder. PACKED=1 skips `remote pack` and only places again the slices made before.
 limit_mb=${LIMIT_MB:-64}
 limit=$(( limit_mb * 1000000 ))
-part=$(( (limit - 200000) / 4 ))   # four parts fill a folder
-mkdir -p .dev/lab/pack .dev/spill
+mkdir -p .dev/lab .dev/spill
 if [ -s .dev/pack/fens.txt ]; then mv .dev/pack/fens.txt .dev/lab/fens.txt; fi
 touch .dev/pack/fens.txt .dev/lab/fens.txt
 rm -rf .dev/lab/py && cp -r .dev/pack/py .dev/lab/py
@@ -64,26 +64,18 @@ if [ ! -s .dev/lab/stockfish.xz ] || [ "$(cat .dev/lab/stockfish.src 2>/dev/null
   xz -6 -T0 -c "$sf" > .dev/lab/stockfish.xz && echo "$sf" > .dev/lab/stockfish.src
 fi
 bytes() { du -sb "$1" | cut -f1; }
-# Gather the pack's data files (and the parts of an earlier split) from every folder, join the parts.
-for d in .dev/pack .dev/lab/pack .dev/stage .dev/stage[0-9]*; do
-  [ -d "$d" ] || continue
-  for f in row_p row_action states start.onnx start-b.onnx row_key counts val; do
-    for src in $d/$f $d/$f.npy.xz $d/$f.npy.xz.part-*; do [ -f "$src" ] && mv "$src" .dev/spill/; done
-  done
+# Gather the slices from every folder, then place them.
+for src in .dev/pack/slice-* .dev/lab/slices/slice-* .dev/stage[0-9]*/slice-*; do
+  [ -d "$src" ] && mv "$src" .dev/spill/
 done
-for first in .dev/spill/*.part-00; do
-  [ -e "$first" ] || continue
-  base=${first%.part-00}; cat "$base".part-* > "$base" && rm "$base".part-*
-done
-rm -rf .dev/stage .dev/stage[0-9]*
-for src in .dev/spill/*; do
-  if [ "$(bytes "$src")" -gt "$part" ]; then split -b "$part" -d -a 2 "$src" "$src.part-" && rm "$src"; fi
-done
+rm -rf .dev/stage[0-9]* .dev/lab/slices
+ls .dev/spill/slice-* > /dev/null 2>&1 || { echo "prepare: no slice-NN folders in .dev/pack: run it without PACKED" >&2; exit 1; }
+mkdir -p .dev/lab/slices
 stages=0
-for src in $(ls -S .dev/spill/* 2>/dev/null); do
+for src in $(du -sb .dev/spill/slice-* | sort -rn | cut -f2); do
   size=$(bytes "$src"); placed=
-  for dst in .dev/pack .dev/lab/pack $(for k in $(seq 1 $stages); do echo .dev/stage$k; done); do
-    base=$dst; [ $dst = .dev/lab/pack ] && base=.dev/lab
+  for dst in .dev/pack .dev/lab/slices $(for k in $(seq 1 $stages); do echo .dev/stage$k; done); do
+    base=$dst; [ $dst = .dev/lab/slices ] && base=.dev/lab
     if [ $(( $(bytes $base) + size )) -le "$limit" ]; then mv "$src" $dst/; placed=1; break; fi
   done
   [ -n "$placed" ] || { stages=$((stages + 1)); mkdir -p .dev/stage$stages; mv "$src" .dev/stage$stages/; }
@@ -91,10 +83,11 @@ done
 rmdir .dev/spill
 for d in .dev/pack .dev/lab .dev/stage[0-9]*; do
   [ -d $d ] || continue
-  echo "prepare: $d $(( $(bytes $d) / 1000000 )) MB: $(ls $d | tr '\n' ' ')"
-  [ "$(bytes $d)" -le "$limit" ] || { echo "prepare: $d is over $limit_mb MB: lower FENS or split by hand" >&2; exit 1; }
+  echo "prepare: $d $(( $(bytes $d) / 1000000 )) MB: $(ls $d $d/slices 2>/dev/null | grep -c '^slice-') slices"
+  [ "$(bytes "$d")" -le "$limit" ] || { echo "prepare: $d is over $limit_mb MB: a smaller SLICE= (positions a slice) or FENS=" >&2; exit 1; }
 done
-[ "$stages" -eq 0 ] || echo "prepare: calls in order: lab.sh (carry .dev/lab), then for K in 1..$stages 'bash training/device/stage.sh .dev/stageK' (carry .dev/stageK), then train.sh (carry .dev/pack)"
+ls .dev/pack | grep -q '^slice-' || echo "prepare: warning: no slice fits beside the start nets in .dev/pack; train.sh waits for lab.sh's" >&2
+echo "prepare: calls in order: train.sh (carry .dev/pack), lab.sh (carry .dev/lab)$(for k in $(seq 1 $stages); do printf ', stage.sh .dev/stage%s (carry it)' $k; done), then collect.sh"
 git rm -r --cached -q $big
 mkdir -p .git/info
 if ! grep -qxF "$mark" .git/info/exclude 2>/dev/null; then printf '%s\n' "$mark" $big >> .git/info/exclude; fi

@@ -7,13 +7,17 @@ for 533k positions) and tokenises them with python-chess; that neither fits nor 
 * ``pack`` (here) writes the campaign's dataset as tokenised arrays, each an LZMA-compressed ``.npy``
   (``states`` uint8 [P, 77], ``val`` bool [P], ``counts`` uint8 [P] (labelled moves per position),
   ``row_action`` int16 [N], ``row_p`` float16 [N] (win probability), ``row_key`` float32 [N] (Stockfish
-  order; validation rows only, 0 elsewhere: training never reads it)): ~37 MB for 533k positions. Beside
-  them: the start net (``start.onnx``), the trainer configuration (``config.json``), python-chess (``py/``)
-  and, optionally, FENs to label (``fens.txt``).
+  order; validation rows only, 0 elsewhere: training never reads it)), about 77 bytes a position. The
+  positions, in a seeded random order, are cut into slices (``slice-NN/``, ``--slice-positions`` each, ~46 MB
+  for 600k), each a uniform sample of the whole and small enough for one call. Beside them: the start net
+  (``start.onnx``), the trainer configuration (``config.json``, with ``pad_moves`` set for the whole
+  dataset), python-chess (``py/``) and, optionally, FENs to label (``fens.txt``).
 * ``train`` (there) trains from ``start.onnx`` (or resumes ``<work>/ckpt.pkl``) with the campaign's
   trainer and loss, for a wall-clock budget whose last ``--decay-frac`` decays the learning rate
   (warmup-stable-decay, as ``campaign.decay_scale``), exporting the EMA weights as ONNX every
-  ``--snapshot-minutes`` to ``<work>/out/``.
+  ``--snapshot-minutes`` to ``<work>/out/``. It starts on the slices it has; slices that later calls put in
+  ``--more DIR`` join the dataset within seconds of landing, so the GPU trains while the rest of the data
+  is still on its way.
 * ``label`` (there) labels ``fens.txt`` and then Stockfish self-play positions with the campaign's
   two-tier scheme on a process pool (``--stockfish`` is a carried binary), writing shards of label lines
   with their source in front (``source<TAB>FEN<TAB>move=score …``, gzip) and ``label-summary.json``
@@ -69,6 +73,32 @@ def pack_arrays(ds) -> dict[str, np.ndarray]:
             "row_key": np.where(ds.val[ds.row_pos], ds.row_key, 0.0).astype(np.float32)}
 
 
+def slice_arrays(arrays: dict[str, np.ndarray], slice_positions: int, seed: int = 0) -> list[dict[str, np.ndarray]]:
+    """``arrays`` (``pack_arrays``) cut into slices of ``slice_positions`` positions each (the last one
+    shorter), the positions in a seeded random order, so that every slice is a uniform sample of the whole
+    and a trainer that has only some of them sees the same distribution. Each position keeps its rows."""
+    counts = arrays["counts"].astype(np.int64)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    order = np.random.default_rng(seed).permutation(len(counts))
+    out = []
+    for lo in range(0, len(order), max(1, slice_positions)):
+        idx = order[lo:lo + max(1, slice_positions)]
+        c = counts[idx]
+        rows = np.repeat(starts[idx] - np.concatenate([[0], np.cumsum(c)[:-1]]), c) + np.arange(int(c.sum()))
+        out.append({k: (a[idx] if k in ("states", "val", "counts") else a[rows]) for k, a in arrays.items()})
+    return out
+
+
+def _array_files(d: str) -> bool:
+    return all(os.path.exists(os.path.join(d, f"{k}.npy.xz")) for k in ARRAYS)
+
+
+def slice_dirs(*dirs: str | None) -> list[str]:
+    """The complete slice folders (``slice-*`` with every array file) directly under ``dirs``, by name."""
+    found = [os.path.join(d, n) for d in dirs if d and os.path.isdir(d) for n in os.listdir(d) if n.startswith("slice-")]
+    return sorted((p for p in found if _array_files(p)), key=os.path.basename)
+
+
 #: Bytes of ``.npy`` a separate xz stream holds: the streams are compressed on every CPU at once (LZMA lets
 #: go of the GIL) and written one after the other, which ``lzma.decompress`` (and ``xz -d``) read as one file.
 XZ_STREAM_BYTES = 16 << 20
@@ -101,34 +131,89 @@ def _read_array(path: str) -> np.ndarray:
 class PackedDataset:
     """A packed dataset (``pack``) with the attributes the one-pass trainer reads from ``data.MemDataset``:
     ``states``, ``val``, ``row_pos``, ``row_action``, ``row_p`` (float32), ``row_key``, ``row_bucket``,
-    ``train_rows``, ``val_rows``. Raises ``FileNotFoundError`` when an array file is missing."""
+    ``train_rows``, ``val_rows``; built from one or more array sets (a flat pack folder, or its slices),
+    concatenated in order. ``grow`` adds slices that arrive later. Raises ``FileNotFoundError`` when an array
+    file is missing."""
 
-    def __init__(self, arrays: dict[str, np.ndarray]):
-        self.states = arrays["states"]
-        self.val = arrays["val"]
-        counts = arrays["counts"].astype(np.int64)
+    def __init__(self, arrays: dict[str, np.ndarray] | list[dict[str, np.ndarray]]):
+        self.parts = [arrays] if isinstance(arrays, dict) else list(arrays)
+        self.loaded: set[str] = set()
+        self._build()
+
+    def _build(self) -> None:
+        cat = {k: np.concatenate([p[k] for p in self.parts]) for k in ARRAYS}
+        self.states = cat["states"]
+        self.val = cat["val"]
+        counts = cat["counts"].astype(np.int64)
         self.row_pos = np.repeat(np.arange(len(counts), dtype=np.int32), counts)
-        self.row_action = arrays["row_action"]
-        self.row_p = arrays["row_p"].astype(np.float32)
-        self.row_key = arrays["row_key"]
+        self.row_action = cat["row_action"]
+        self.row_p = cat["row_p"].astype(np.float32)
+        self.row_key = cat["row_key"]
         self.row_bucket = bucket_of(self.row_p.astype(np.float64)).astype(np.uint8)
         is_val_row = self.val[self.row_pos]
         self.train_rows = np.nonzero(~is_val_row)[0]
         self.val_rows = np.nonzero(is_val_row)[0]
 
+    @staticmethod
+    def _read(d: str) -> dict[str, np.ndarray]:
+        return {k: _read_array(os.path.join(d, f"{k}.npy.xz")) for k in ARRAYS}
+
     @classmethod
-    def load(cls, pack_dir: str) -> "PackedDataset":
-        return cls({k: _read_array(os.path.join(pack_dir, f"{k}.npy.xz")) for k in ARRAYS})
+    def load(cls, pack_dir: str, more: str | None = None) -> "PackedDataset":
+        """The arrays directly in ``pack_dir`` (a pack written whole) and every complete slice in ``pack_dir``
+        and ``more``; ``FileNotFoundError`` when there is neither."""
+        parts, names = ([cls._read(pack_dir)] if _array_files(pack_dir) else []), []
+        for d in slice_dirs(pack_dir, more):
+            if os.path.basename(d) not in names:
+                parts.append(cls._read(d))
+                names.append(os.path.basename(d))
+        if not parts:
+            raise FileNotFoundError(f"{pack_dir}: no pack arrays and no complete slice-* folder")
+        ds = cls(parts)
+        ds.loaded = set(names)
+        return ds
+
+    def waiting(self, *dirs: str | None) -> list[str]:
+        """Complete slice folders under ``dirs`` not loaded yet."""
+        return [d for d in slice_dirs(*dirs) if os.path.basename(d) not in self.loaded]
+
+    def grow(self, *dirs: str | None) -> int:
+        """Adds the slices ``waiting`` under ``dirs`` (a slice's name is loaded once, wherever it lands);
+        returns how many."""
+        new = self.waiting(*dirs)
+        for d in new:
+            self.parts.append(self._read(d))
+            self.loaded.add(os.path.basename(d))
+        if new:
+            self._build()
+        return len(new)
+
+
+#: Positions a pack slice holds by default: ~46 MB at the store's ~77 bytes a position, so that a slice and the
+#: start net (14 MB) fit one call's 64 MiB.
+SLICE_POSITIONS = 600_000
 
 
 def pack(out: str, shared: str, store: str, cache: str, start_onnx: str, config: dict, fens: list[str] | None,
-         log=print) -> dict:
-    """Writes the pack folder ``out`` (module docstring); returns its summary (positions, moves, bytes)."""
+         log=print, slice_positions: int = SLICE_POSITIONS) -> dict:
+    """Writes the pack folder ``out`` (module docstring): the dataset as ``slice-NN/`` folders of
+    ``slice_positions`` positions; returns its summary (positions, moves, slices, bytes)."""
     os.makedirs(out, exist_ok=True)
     ds = MemDataset(labelstore.label_files(shared, store), cache, log)
     arrays = pack_arrays(ds)
-    for k, a in arrays.items():
-        _write_array(os.path.join(out, f"{k}.npy.xz"), a)
+    for name in os.listdir(out):  # what an earlier pack left: its slices, or the arrays of a pack written whole
+        if name.startswith("slice-"):
+            shutil.rmtree(os.path.join(out, name))
+        elif name.endswith(".npy.xz") or ".npy.xz.part-" in name:
+            os.remove(os.path.join(out, name))
+    slices = slice_arrays(arrays, slice_positions)
+    for i, part in enumerate(slices):
+        d = os.path.join(out, f"slice-{i:02d}")
+        os.makedirs(d, exist_ok=True)
+        for k, a in part.items():
+            _write_array(os.path.join(d, f"{k}.npy.xz"), a)
+    if config.get("pad_moves", -1) < 0:  # one batch width for the whole dataset, whichever slices a run has
+        config = {**config, "pad_moves": -(-max(16, int(arrays["counts"].max(initial=0))) // 16) * 16}
     shutil.copyfile(start_onnx, os.path.join(out, "start.onnx"))
     with open(os.path.join(out, "config.json"), "w") as f:
         json.dump(config, f, indent=1)
@@ -140,7 +225,7 @@ def pack(out: str, shared: str, store: str, cache: str, start_onnx: str, config:
         with open(os.path.join(out, "fens.txt"), "w") as f:
             f.writelines(x + "\n" for x in fens)
     size = sum(os.path.getsize(os.path.join(dp, n)) for dp, _, ns in os.walk(out) for n in ns)
-    summary = {"positions": int(len(ds.states)), "moves": int(len(ds.row_pos)), "bytes": size,
+    summary = {"positions": int(len(ds.states)), "moves": int(len(ds.row_pos)), "slices": len(slices), "bytes": size,
                "start": os.path.basename(start_onnx), "fens": 0 if fens is None else len(fens)}
     with open(os.path.join(out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
@@ -148,19 +233,33 @@ def pack(out: str, shared: str, store: str, cache: str, start_onnx: str, config:
 
 
 # ---------------------------------------------------------------------------------------------- train
+#: Seconds ``train`` waits for a first slice in ``more`` when its pack folder has none.
+FIRST_SLICE_WAIT = 900.0
+
+
 def train(pack_dir: str, work: str, seconds: float, overrides: dict, snapshot_minutes: float,
-          decay_frac: float, decay_to: float, log=print, start_net: str = "start.onnx") -> dict:
+          decay_frac: float, decay_to: float, log=print, start_net: str = "start.onnx", more: str | None = None) -> dict:
     """Trains the pack's net ``start_net`` (a file in ``pack_dir``: ``start.onnx``, or ``start-b.onnx`` for a
-    second arm trained beside it) for ``seconds`` of wall clock (module docstring); returns ``{"step",
-    "snapshots"}``."""
+    second arm trained beside it) for ``seconds`` of wall clock (module docstring) on the pack's data and the
+    slices in ``more``, adding slices that land in either while it runs; returns ``{"step", "snapshots",
+    "positions"}`` (positions: the dataset's size at the end)."""
     from .campaign_train import StartNetTrainer
     from .kinds.multi_action_value import MAVTrainConfig, export, verify, with_start_architecture
     from .onnx_import import import_onepass
 
     t_start = time.time()
-    ds = PackedDataset.load(pack_dir)
-    log(f"data: {len(ds.states)} positions, {len(ds.row_pos)} labelled moves ({time.time() - t_start:.1f} s)")
-    cfg = {**json.load(open(os.path.join(pack_dir, "config.json"))), **overrides}
+    while True:  # a pack whose slices all travel in later calls: wait for the first (at most FIRST_SLICE_WAIT s)
+        try:
+            ds = PackedDataset.load(pack_dir, more)
+            break
+        except FileNotFoundError:
+            if not more or time.time() - t_start > FIRST_SLICE_WAIT:
+                raise
+            time.sleep(2.0)
+    log(f"data: {len(ds.states)} positions, {len(ds.row_pos)} labelled moves, {len(ds.loaded)} slices "
+        f"({time.time() - t_start:.1f} s)")
+    cfg = {**json.load(open(os.path.join(pack_dir, "config.json"))),
+           **{k: v for k, v in overrides.items() if not (k == "pad_moves" and v < 0)}}
     if cfg.get("pad_moves", -1) < 0:  # one batch shape for the whole run: the dataset's most moves, rounded up to 16
         most = int(np.bincount(ds.row_pos).max()) if len(ds.row_pos) else 16
         cfg["pad_moves"] = -(-most // 16) * 16
@@ -176,16 +275,35 @@ def train(pack_dir: str, work: str, seconds: float, overrides: dict, snapshot_mi
     t0 = time.time()
     snaps: list[str] = []
     step = 0
-    while time.time() - t0 < seconds:
-        seg_end = min(t0 + seconds, time.time() + snapshot_minutes * 60)
-        st = tr.run(lambda: time.time() >= seg_end,
+    polled = [0.0]
+
+    def slices_landed() -> bool:  # looked for every 5 s at most (a directory listing; the step takes ms)
+        if time.time() - polled[0] < 5.0:
+            return False
+        polled[0] = time.time()
+        return bool(ds.waiting(pack_dir, more))
+
+    seg_end, done = t0, seconds <= 0
+    while not done:
+        if time.time() >= seg_end:
+            seg_end = min(t0 + seconds, time.time() + snapshot_minutes * 60)
+        st = tr.run(lambda: time.time() >= seg_end or slices_landed(),
                     lr_scale=lambda: decay_scale(time.time() - t0, seconds, decay_frac, decay_to))
         step = st["step"]
+        if ds.waiting(pack_dir, more):
+            t1 = time.time()
+            n = ds.grow(pack_dir, more)
+            tr.set_data(ds)
+            log(f"data: +{n} slices at step {step}: {len(ds.states)} positions, {len(ds.row_pos)} labelled moves "
+                f"({time.time() - t1:.1f} s)")
+        done = time.time() - t0 >= seconds or step >= tcfg.steps
+        if not done and time.time() < seg_end:
+            continue  # new data, not a snapshot's time yet
         params = {k: np.asarray(v, np.float32) for k, v in st["ema"].items()}
         path = os.path.join(work, "out", f"remote-step{step:07d}.onnx")
         export(params, tr.mcfg, path, description=f"remote train step {step} batch {tcfg.batch}",
                extra_meta={TRAIN_STEP_KEY: str(step), TRAIN_BATCH_KEY: str(tcfg.batch)})
-        tokens, actions, _, _ = tr.pd.batch(tr.pd.val_pos[:8])
+        tokens, actions, _, _ = tr.pd.batch((tr.pd.val_pos if len(tr.pd.val_pos) else tr.pd.train_pos)[:8])
         import jax  # after main() set JAX_DEFAULT_MATMUL_PRECISION
 
         with jax.default_matmul_precision("highest"):  # the check in full float32 whatever the step ran at
@@ -194,10 +312,9 @@ def train(pack_dir: str, work: str, seconds: float, overrides: dict, snapshot_mi
             raise RuntimeError(f"exported ONNX differs from JAX by {diff}")
         shutil.copyfile(path, os.path.join(work, "out", "latest.onnx"))
         snaps.append(path)
-        log(f"snapshot: {path} (step {step}, {step * tcfg.batch} position-passes, {time.time() - t0:.0f} s)")
-        if step >= tcfg.steps:  # the configuration's step limit ends the run before the clock does
-            break
-    return {"step": step, "snapshots": snaps}
+        log(f"snapshot: {path} (step {step}, {step * tcfg.batch} position-passes, {time.time() - t0:.0f} s, "
+            f"{len(ds.states)} positions)")
+    return {"step": step, "snapshots": snaps, "positions": int(len(ds.states))}
 
 
 # ---------------------------------------------------------------------------------------------- label
@@ -335,6 +452,8 @@ def main(argv=None) -> None:
     p.add_argument("--run-config", default="training/runs/campaign-l6d128/config.json")
     p.add_argument("--fens", type=int, default=0, help="this many unlabelled FENs to carry for `label`")
     p.add_argument("--fens-seed", type=int, default=11, help="shuffle seed of the popular/endgame FENs taken")
+    p.add_argument("--slice-positions", type=int, default=SLICE_POSITIONS,
+                   help="positions a slice-NN/ folder holds (each a uniform sample; one call carries one or more)")
     t = sub.add_parser("train")
     t.add_argument("--pack", required=True)
     t.add_argument("--work", required=True)
@@ -350,6 +469,8 @@ def main(argv=None) -> None:
                    help="float32 matmul precision of the training step: highest (full float32) or default "
                         "(JAX's: TF32 on a GPU); the export check always runs at highest")
     t.add_argument("--start-net", default="start.onnx", help="the pack's file to start from (start-b.onnx: arm B)")
+    t.add_argument("--more", default=None,
+                   help="a folder where later calls put more slice-NN/ folders; they join the data as they land")
     t.add_argument("--pad-moves", type=int, default=-1,
                    help="pad every batch to this many moves (-1: the dataset's most; 0: each batch's most)")
     lb = sub.add_parser("label")
@@ -391,12 +512,12 @@ def main(argv=None) -> None:
 
             cfg = dataclasses.asdict(MAVTrainConfig(**CAMPAIGN_MODEL))
             log_line(f"pack: no {a.run_config}: the campaign's trainer configuration")
-        log_line(f"pack: {pack(a.out, a.shared, a.store, a.cache, a.start, cfg, fens, log_line)}")
+        log_line(f"pack: {pack(a.out, a.shared, a.store, a.cache, a.start, cfg, fens, log_line, a.slice_positions)}")
     elif a.cmd == "train":
         over = {"batch": a.batch, "micro": 1, "lr": a.lr, "warmup": a.warmup, "ema": a.ema,
                 "ckpt_seconds": 120.0, "eval_every": 500, "pad_moves": a.pad_moves}
         r = train(a.pack, a.work, a.seconds, over, a.snapshot_minutes, a.decay_frac, a.decay_to, log_line,
-                  a.start_net)
+                  a.start_net, a.more)
         log_line(f"train: done at step {r['step']}")
     elif a.cmd == "label":
         fens_path = os.path.join(a.pack, "fens.txt")

@@ -55,6 +55,79 @@ def test_packed_dataset_round_trips_what_the_trainer_reads(tmp_path):
         assert np.array_equal(x, y)
 
 
+def _write_slice(d, arrays):
+    d.mkdir(parents=True)
+    for k, a in arrays.items():
+        remote._write_array(str(d / f"{k}.npy.xz"), a)
+
+
+def _by_position(ds):
+    """{state bytes: (val, sorted (action, p as float16) rows)}: what a dataset holds, whatever its order."""
+    out = {}
+    for i in range(len(ds.states)):
+        rows = np.flatnonzero(ds.row_pos == i)
+        out[ds.states[i].tobytes()] = (bool(ds.val[i]), sorted(zip(ds.row_action[rows].tolist(),
+                                                                   ds.row_p[rows].astype(np.float16).tolist())))
+    return out
+
+
+def test_slices_hold_every_position_once_and_a_dataset_grows_as_they_land(tmp_path):
+    """``slice_arrays`` cuts the pack by position in a seeded random order, each position with its own rows;
+    ``PackedDataset`` loads the complete slices of the pack folder and of ``more``, and ``grow`` adds one that
+    lands later (once, whichever folder it is in); a slice still being copied (a file missing) waits."""
+    import shutil
+
+    ds = _dataset(tmp_path, [START, E4, D4])
+    ds.val[:] = [False, True, False]
+    arrays = remote.pack_arrays(ds)
+    parts = remote.slice_arrays(arrays, 2, seed=0)
+    assert [len(p["states"]) for p in parts] == [2, 1]
+    assert all(len(p["row_action"]) == int(p["counts"].sum()) for p in parts)
+    orders = {np.concatenate([p["states"] for p in remote.slice_arrays(arrays, 3, seed=k)]).tobytes() for k in range(10)}
+    assert len(orders) > 1, "the positions' order comes from the seed"
+    pack, more = tmp_path / "pack", tmp_path / "more"
+    _write_slice(pack / "slice-00", parts[0])
+    more.mkdir()
+    _write_slice(more / ".slice-01.tmp", parts[1])
+    (more / ".slice-01.tmp" / "row_key.npy.xz").unlink()  # half copied, under its temporary name
+    back = remote.PackedDataset.load(str(pack), str(more))
+    assert len(back.states) == 2 and back.loaded == {"slice-00"} and back.grow(str(pack), str(more)) == 0
+    remote._write_array(str(more / ".slice-01.tmp" / "row_key.npy.xz"), parts[1]["row_key"])
+    (more / ".slice-01.tmp").rename(more / "slice-01")
+    assert back.waiting(str(pack), str(more)) == [str(more / "slice-01")]
+    assert back.grow(str(pack), str(more)) == 1 and back.grow(str(pack), str(more)) == 0
+    assert _by_position(back) == _by_position(ds)
+    val_rows = np.flatnonzero(back.val[back.row_pos])
+    assert np.array_equal(back.val_rows, val_rows) and len(back.train_rows) + len(val_rows) == len(back.row_pos)
+    # the same slice landing in the pack folder too is not loaded twice
+    shutil.copytree(more / "slice-01", pack / "slice-01")
+    assert back.grow(str(pack), str(more)) == 0 and len(back.states) == 3
+    with pytest.raises(FileNotFoundError):
+        remote.PackedDataset.load(str(tmp_path / "cache"))
+
+
+def test_pack_writes_slices_and_one_batch_width_for_the_whole_dataset(tmp_path, monkeypatch):
+    """``pack`` writes the dataset as slice folders (a second pack replaces the first's) and sets ``pad_moves``
+    from the most labelled moves of any position (20 at the start: 32), so that every slice trains at one
+    batch shape; a configuration that sets it keeps its own."""
+    a = tmp_path / "a.tsv.gz"
+    a.write_bytes(labelstore.gzip_bytes([labelstore.format_line(f, moves_of(f)) for f in (START, E4, D4)]))
+    monkeypatch.setattr(labelstore, "label_files", lambda shared, store: [str(a)])
+    start = tmp_path / "start.onnx"
+    start.write_bytes(b"net")
+    out = tmp_path / "pack"
+    summary = remote.pack(str(out), "", "", str(tmp_path / "cache"), str(start), {"pad_moves": -1}, None,
+                          log=lambda *_: None, slice_positions=2)
+    assert summary["slices"] == 2 and summary["positions"] == 3
+    assert [os.path.basename(d) for d in remote.slice_dirs(str(out))] == ["slice-00", "slice-01"]
+    assert json.loads((out / "config.json").read_text())["pad_moves"] == 32
+    assert len(remote.PackedDataset.load(str(out)).states) == 3 and (out / "start.onnx").read_bytes() == b"net"
+    remote.pack(str(out), "", "", str(tmp_path / "cache"), str(start), {"pad_moves": 96}, None,
+                log=lambda *_: None, slice_positions=3)
+    assert [os.path.basename(d) for d in remote.slice_dirs(str(out))] == ["slice-00"]
+    assert json.loads((out / "config.json").read_text())["pad_moves"] == 96
+
+
 def test_a_large_array_is_written_as_several_xz_streams_that_read_back_as_one(tmp_path, monkeypatch):
     """``_write_array`` cuts the ``.npy`` into streams of ``XZ_STREAM_BYTES`` compressed on threads; the file
     is their concatenation, which ``_read_array`` (and ``xz -d``) reads whole, in order."""
@@ -118,6 +191,42 @@ def test_remote_train_exports_a_snapshot_from_the_start_net(tmp_path):
     assert cfg3.layers == 2 and max(float(np.abs(back[k] - deep[k]).max()) for k in deep) < 1e-5
 
 
+def test_remote_train_takes_slices_that_land_while_it_runs(tmp_path):
+    """``train`` with ``more``: the pack folder has one slice, the other lands in ``more`` once training has
+    started; the run adds it (a log line, the positions at the end) and still exports its snapshot."""
+    import shutil
+
+    from glimpse_train.kinds import multi_action_value as mav_kind
+    from glimpse_train.kinds.multi_action_value import MAVConfig, init_params
+
+    ds = _dataset(tmp_path, [START, E4, D4])
+    ds.val[:] = [False, False, True]
+    parts = remote.slice_arrays(remote.pack_arrays(ds), 2)
+    pack, more, later = tmp_path / "pack", tmp_path / "more", tmp_path / "later"
+    _write_slice(pack / "slice-00", parts[0])
+    _write_slice(later / "slice-01", parts[1])
+    more.mkdir()
+    tiny = dict(campaign.CAMPAIGN_MODEL, layers=1, dim=16, heads=2, head_dim=16, head_hidden=32,
+                kind="multi_action_value", pad_moves=48)
+    (pack / "config.json").write_text(json.dumps(tiny))
+    mcfg = MAVConfig(layers=1, dim=16, heads=2, head_dim=16, head_hidden=32, attn_bias=True, head_global=True,
+                     canonical=True, policy_dim=64, wdl_head=True)
+    mav_kind.export(init_params(mcfg, 5), mcfg, str(pack / "start.onnx"))
+    lines = []
+
+    def log(msg):
+        lines.append(msg)
+        if msg.startswith("fresh model"):  # training has begun on slice-00 alone
+            shutil.copytree(later / "slice-01", more / "slice-01")
+
+    over = {"batch": 2, "micro": 1, "lr": 1e-3, "warmup": 1, "ema": 0.5, "ckpt_seconds": 60.0, "eval_every": 1000,
+            "pad_moves": -1}
+    r = remote.train(str(pack), str(tmp_path / "work"), 12.0, over, 10.0, 0.0, 0.05, log=log, more=str(more))
+    assert any("1 slices" in x for x in lines if x.startswith("data:")), lines
+    grew = [x for x in lines if x.startswith("data: +1 slices")]
+    assert len(grew) == 1 and r["positions"] == 3 and r["step"] > 0 and r["snapshots"], lines
+
+
 def test_import_adds_new_positions_and_drops_known_ones(tmp_path):
     store = tmp_path / "store"
     st = labelstore.LabelStore(str(store))
@@ -153,9 +262,9 @@ def test_step_precision_flag_sets_jax_matmul_precision_before_training(tmp_path,
 
 def test_device_scripts_stage_train_both_arms_and_collect_their_snapshots(tmp_path):
     """``training/device``'s calls as a GPU machine runs them, in a folder of their own (``DEVICE_TMP``), on
-    this machine's CPU: ``stage.sh`` hands over a pack file's first part, ``train.sh`` joins it with the part the
-    pack carries and, finding ``start-b.onnx``, trains arm B beside arm A; ``collect.sh`` returns when both
-    have ended, with each arm's snapshot and the logs."""
+    this machine's CPU: ``train.sh`` starts on the slice its pack carries and, finding ``start-b.onnx``, trains
+    arm B beside arm A; ``stage.sh`` puts the other slice where both pick it up; ``collect.sh`` returns when
+    both have ended, with each arm's snapshot and the logs."""
     import subprocess
     import sys
 
@@ -168,16 +277,11 @@ def test_device_scripts_stage_train_both_arms_and_collect_their_snapshots(tmp_pa
     (tree / "training").mkdir(parents=True)
     os.symlink(os.path.dirname(os.path.abspath(remote.__file__)), tree / "training" / "glimpse_train")
     pack, stage = tree / ".dev" / "pack", tree / ".dev" / "stage1"
-    pack.mkdir(parents=True)
-    stage.mkdir()
     ds = _dataset(tmp_path, [START, E4, D4])
     ds.val[:] = [False, False, True]
-    for k, a in remote.pack_arrays(ds).items():
-        remote._write_array(str(pack / f"{k}.npy.xz"), a)
-    raw = (pack / "row_p.npy.xz").read_bytes()
-    (stage / "row_p.npy.xz.part-00").write_bytes(raw[:100])
-    (pack / "row_p.npy.xz.part-01").write_bytes(raw[100:])
-    (pack / "row_p.npy.xz").unlink()
+    parts = remote.slice_arrays(remote.pack_arrays(ds), 2)
+    _write_slice(pack / "slice-00", parts[0])
+    _write_slice(stage / "slice-01", parts[1])
     tiny = dict(campaign.CAMPAIGN_MODEL, layers=1, dim=16, heads=2, head_dim=16, head_hidden=32,
                 kind="multi_action_value", steps=2)
     (pack / "config.json").write_text(json.dumps(tiny))
@@ -197,15 +301,60 @@ def test_device_scripts_stage_train_both_arms_and_collect_their_snapshots(tmp_pa
         assert r.returncode == 0, f"{script}: {r.stdout[-1500:]} {r.stderr[-800:]}"
         return r.stdout
 
-    call("stage.sh", ".dev/stage1")
     call("train.sh", "600", "--lr", "0", "--warmup", "1")
+    call("stage.sh", ".dev/stage1")
     call("collect.sh", "500", timeout=560)
-    assert (dev / "g" / "pack" / "row_p.npy.xz").read_bytes() == raw
+    assert sorted(os.listdir(dev / "g" / "slices")) == ["slice-01"]
     logs = (out / "logs.txt").read_text()
     assert logs.count("train: done at step 2") == 2, logs[-2000:]
     _, cfg_a = import_onepass(str(out / "latest.onnx"))
     _, cfg_b = import_onepass(str(out / "latest-b.onnx"))
     assert (cfg_a.smolgen, cfg_b.smolgen) == (0, 4)
+
+
+def test_prepare_places_every_slice_once_within_the_call_limit(tmp_path):
+    """``prepare.sh`` with ``PACKED=1`` (in a scratch git repository, with a 1 MB call limit): every pack slice
+    lands whole in exactly one of .dev/pack (beside the start net), .dev/lab/slices and .dev/stageK, each
+    folder within the limit, and the calls are printed in order; ``restore`` puts the index back."""
+    import subprocess
+
+    repo = tmp_path / "repo"
+    for d in ("data/labels", "weights", "training/campaign", "tests/data"):
+        (repo / d).mkdir(parents=True)
+        (repo / d / "f.txt").write_text(d)
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(remote.__file__))), "device", "prepare.sh")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(git + ["init", "-q"], cwd=repo, check=True)
+    subprocess.run(git + ["add", "."], cwd=repo, check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "t"], cwd=repo, check=True)
+    pack = repo / ".dev" / "pack"
+    (pack / "py" / "chess").mkdir(parents=True)
+    (pack / "py" / "chess" / "__init__.py").write_text("")
+    rng = np.random.default_rng(0)
+    (pack / "start.onnx").write_bytes(rng.bytes(200_000))
+    (pack / "config.json").write_text("{}")
+    sizes = {f"slice-{i:02d}": n for i, n in enumerate([300_000, 450_000, 280_000, 600_000, 120_000])}
+    for name, n in sizes.items():
+        (pack / name).mkdir()
+        (pack / name / "row_action.npy.xz").write_bytes(rng.bytes(n))
+    env = dict(os.environ, PACKED="1", LIMIT_MB="1", BEST=str(pack / "start.onnx"), STOCKFISH="/bin/true")
+    r = subprocess.run(["bash", script], cwd=repo, env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    where = {}
+    for d in [repo / ".dev" / "pack", repo / ".dev" / "lab" / "slices", *sorted((repo / ".dev").glob("stage*"))]:
+        for n in os.listdir(d):
+            if n.startswith("slice-"):
+                assert n not in where
+                where[n] = d
+                assert (d / n / "row_action.npy.xz").stat().st_size == sizes[n]
+        base = repo / ".dev" / "lab" if d.name == "slices" else d
+        assert sum(f.stat().st_size for f in base.rglob("*") if f.is_file()) <= 1_000_000
+    assert set(where) == set(sizes) and (repo / ".dev" / "pack" / "start.onnx").exists()
+    assert "calls in order: train.sh (carry .dev/pack), lab.sh (carry .dev/lab), stage.sh .dev/stage1" in r.stdout
+    assert "data/labels/f.txt" not in subprocess.run(["git", "ls-files"], cwd=repo, capture_output=True,
+                                                     text=True).stdout
+    subprocess.run(["bash", script, "restore"], cwd=repo, check=True, capture_output=True, timeout=60)
+    assert "data/labels/f.txt" in subprocess.run(["git", "ls-files"], cwd=repo, capture_output=True, text=True).stdout
 
 
 def test_lab_sh_stops_when_its_stockfish_does_not_run_here(tmp_path):

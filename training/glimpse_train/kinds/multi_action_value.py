@@ -201,6 +201,14 @@ class MAVTrainer(TrainerBase):
 
         self._fwd = jax.jit(lambda params, tokens, actions: jax_outputs(params, self.mcfg, tokens, actions))
 
+    def set_data(self, ds: Dataset) -> None:
+        """Trains on ``ds`` from the next ``run`` on (a dataset that grew: ``remote.PackedDataset.grow``): the
+        position index, the epoch order and the target table are rebuilt; the compiled step is kept (its shapes
+        are the batch, ``pad_moves`` and the table's rows, a multiple of ``TABLE_ROWS``)."""
+        self.ds, self.pd = ds, PositionData(ds)
+        self.train_items, self.val_items = self.pd.train_pos, self.pd.val_pos
+        self._p_table = self._perm_epoch = None
+
     def describe_model(self) -> str:
         return f"{self.mcfg} ({num_params(self.mcfg):,} parameters)"
 
