@@ -11,7 +11,7 @@
 # (G: also pack arm B, the start net given a smolgen of G, as start-b.onnx: train.sh then trains both arms at
 # once on the GPU, from the same data for the same wall time, an A/B test of the smolgen at equal time),
 # STOCKFISH (lab.sh's labelling binary; default make stockfish-native's build, else /usr/games/stockfish), SLICE
-# (positions a slice of the pack holds, default 600,000), PACKED=1 (only place the slices made before again).
+# (positions a slice of the pack holds, default 400,000), PACKED=1 (only place the slices made before again).
 set -euo pipefail
 big="data/labels weights training/campaign tests/data"
 mark="# glimpse device calls: big folders out of the tree that travels (training/device/prepare.sh)"
@@ -44,7 +44,7 @@ if [ -z "${PACKED:-}" ]; then
   fi
 fi
 # Spread the pack over calls of at most LIMIT_MB each: the FENs go with lab.sh; the data is in slices
-# (slice-NN/, each a uniform sample of the positions, SLICE positions, default 600,000 ≈ 46 MB), placed largest
+# (slice-NN/, each a uniform sample of the positions, SLICE positions, default 400,000 ≈ 31 MB), placed largest
 # first (first-fit decreasing) in .dev/pack (train.sh's call, with the start nets), .dev/lab/slices and as many
 # .dev/stage1, .dev/stage2, ... as needed. train.sh goes first and trains on the slices it carries; lab.sh and
 # each `stage.sh .dev/stageK` put theirs in the folder it watches, where they join the data within seconds.

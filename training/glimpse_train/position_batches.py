@@ -23,8 +23,9 @@ class PositionData:
         n = len(ds.states)
         if len(ds.row_pos) and np.any(np.diff(ds.row_pos) < 0):
             raise ValueError("dataset rows are not grouped by position")
-        self.start = np.searchsorted(ds.row_pos, np.arange(n), side="left")
-        self.end = np.searchsorted(ds.row_pos, np.arange(n), side="right")
+        counts = np.bincount(ds.row_pos, minlength=n)[:n]  # rows are grouped: each position's are contiguous
+        self.end = np.cumsum(counts)
+        self.start = self.end - counts
         has = self.end > self.start
         self.train_pos = np.nonzero(has & ~ds.val)[0]
         self.val_pos = np.nonzero(has & ds.val)[0]

@@ -8,8 +8,8 @@ for 533k positions) and tokenises them with python-chess; that neither fits nor 
   (``states`` uint8 [P, 77], ``val`` bool [P], ``counts`` uint8 [P] (labelled moves per position),
   ``row_action`` int16 [N], ``row_p`` float16 [N] (win probability), ``row_key`` float32 [N] (Stockfish
   order; validation rows only, 0 elsewhere: training never reads it)), about 77 bytes a position. The
-  positions, in a seeded random order, are cut into slices (``slice-NN/``, ``--slice-positions`` each, ~46 MB
-  for 600k), each a uniform sample of the whole and small enough for one call. Beside them: the start net
+  positions, in a seeded random order, are cut into slices (``slice-NN/``, ``--slice-positions`` each, ~31 MB
+  for 400k), each a uniform sample of the whole and small enough for one call. Beside them: the start net
   (``start.onnx``), the trainer configuration (``config.json``, with ``pad_moves`` set for the whole
   dataset), python-chess (``py/``) and, optionally, FENs to label (``fens.txt``).
 * ``train`` (there) trains from ``start.onnx`` (or resumes ``<work>/ckpt.pkl``) with the campaign's
@@ -41,6 +41,7 @@ import lzma
 import multiprocessing as mp
 import os
 import shutil
+import threading
 import time
 
 import chess
@@ -132,27 +133,31 @@ class PackedDataset:
     """A packed dataset (``pack``) with the attributes the one-pass trainer reads from ``data.MemDataset``:
     ``states``, ``val``, ``row_pos``, ``row_action``, ``row_p`` (float32), ``row_key``, ``row_bucket``,
     ``train_rows``, ``val_rows``; built from one or more array sets (a flat pack folder, or its slices),
-    concatenated in order. ``grow`` adds slices that arrive later. Raises ``FileNotFoundError`` when an array
-    file is missing."""
+    concatenated in order. ``grown`` gives the dataset with slices that arrived later. Each part's own
+    conversions (win probability to float32 and to its bucket) are made once, so a grown dataset costs little
+    more than copying the arrays. Raises ``FileNotFoundError`` when an array file is missing."""
 
-    def __init__(self, arrays: dict[str, np.ndarray] | list[dict[str, np.ndarray]]):
-        self.parts = [arrays] if isinstance(arrays, dict) else list(arrays)
-        self.loaded: set[str] = set()
-        self._build()
-
-    def _build(self) -> None:
-        cat = {k: np.concatenate([p[k] for p in self.parts]) for k in ARRAYS}
-        self.states = cat["states"]
-        self.val = cat["val"]
-        counts = cat["counts"].astype(np.int64)
-        self.row_pos = np.repeat(np.arange(len(counts), dtype=np.int32), counts)
-        self.row_action = cat["row_action"]
-        self.row_p = cat["row_p"].astype(np.float32)
-        self.row_key = cat["row_key"]
-        self.row_bucket = bucket_of(self.row_p.astype(np.float64)).astype(np.uint8)
-        is_val_row = self.val[self.row_pos]
+    def __init__(self, arrays: dict[str, np.ndarray] | list[dict[str, np.ndarray]], loaded: set[str] | None = None):
+        self.parts = [self._prepared(p) for p in ([arrays] if isinstance(arrays, dict) else arrays)]
+        self.loaded: set[str] = set(loaded or ())
+        self._p_values_index = None
+        cat = {k: np.concatenate([p[k] for p in self.parts])
+               for k in ("states", "val", "counts", "row_action", "row_p", "row_key", "row_bucket")}
+        self.states, self.val, self.row_action, self.row_key = cat["states"], cat["val"], cat["row_action"], cat["row_key"]
+        self.row_p, self.row_bucket = cat["row_p"], cat["row_bucket"]
+        self.counts = cat["counts"].astype(np.int64)
+        self.row_pos = np.repeat(np.arange(len(self.counts), dtype=np.int32), self.counts)
+        is_val_row = np.repeat(self.val, self.counts)
         self.train_rows = np.nonzero(~is_val_row)[0]
         self.val_rows = np.nonzero(is_val_row)[0]
+
+    @staticmethod
+    def _prepared(part: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        if "row_bucket" in part:  # a part of an earlier dataset: converted already
+            return part
+        p16 = np.asarray(part["row_p"], np.float16)
+        p = p16.astype(np.float32)
+        return {**part, "row_p": p, "row_p16": p16, "row_bucket": bucket_of(p.astype(np.float64)).astype(np.uint8)}
 
     @staticmethod
     def _read(d: str) -> dict[str, np.ndarray]:
@@ -169,29 +174,92 @@ class PackedDataset:
                 names.append(os.path.basename(d))
         if not parts:
             raise FileNotFoundError(f"{pack_dir}: no pack arrays and no complete slice-* folder")
-        ds = cls(parts)
-        ds.loaded = set(names)
-        return ds
+        return cls(parts, set(names))
 
     def waiting(self, *dirs: str | None) -> list[str]:
-        """Complete slice folders under ``dirs`` not loaded yet."""
-        return [d for d in slice_dirs(*dirs) if os.path.basename(d) not in self.loaded]
+        """Complete slice folders under ``dirs`` not loaded yet (a slice's name is loaded once, wherever it
+        lands)."""
+        out: dict[str, str] = {}
+        for d in slice_dirs(*dirs):
+            out.setdefault(os.path.basename(d), d)
+        return [d for n, d in sorted(out.items()) if n not in self.loaded]
 
-    def grow(self, *dirs: str | None) -> int:
-        """Adds the slices ``waiting`` under ``dirs`` (a slice's name is loaded once, wherever it lands);
-        returns how many."""
-        new = self.waiting(*dirs)
-        for d in new:
-            self.parts.append(self._read(d))
-            self.loaded.add(os.path.basename(d))
-        if new:
-            self._build()
-        return len(new)
+    def grown(self, slice_folders: list[str]) -> "PackedDataset":
+        """A new dataset: this one's positions, then those of ``slice_folders`` (``waiting``)."""
+        return PackedDataset(self.parts + [self._read(d) for d in slice_folders],
+                             self.loaded | {os.path.basename(d) for d in slice_folders})
+
+    def p_values_index(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(values, index)`` as ``np.unique(row_p, return_inverse=True)`` gives them (distinct win probabilities
+        ascending, float32; each row's int32 position among them), in linear time: the packed values are float16,
+        whose bit patterns sort as their values for p ≥ 0. Cached."""
+        if self._p_values_index is None:
+            codes = np.concatenate([p["row_p16"] for p in self.parts]).view(np.uint16)
+            if len(codes) and codes.max() >= 0x8000:  # a negative value or -0.0: not a win probability's order
+                values, index = np.unique(self.row_p, return_inverse=True)
+                self._p_values_index = (values, index.astype(np.int32).reshape(-1))
+            else:
+                present = np.bincount(codes, minlength=1 << 16) > 0
+                rank = (np.cumsum(present) - 1).astype(np.int32)
+                values = np.flatnonzero(present).astype(np.uint16).view(np.float16).astype(np.float32)
+                self._p_values_index = (values, rank[codes])
+        return self._p_values_index
 
 
-#: Positions a pack slice holds by default: ~46 MB at the store's ~77 bytes a position, so that a slice and the
-#: start net (14 MB) fit one call's 64 MiB.
-SLICE_POSITIONS = 600_000
+class SliceFeeder:
+    """Watches ``dirs`` on a thread of its own for slices (``PackedDataset.waiting``) and builds the grown
+    dataset there: reading (LZMA lets go of the GIL), concatenating, its ``PositionData`` and target index, so
+    that the training loop only swaps it in (``take``). A slice that cannot be read is reported and skipped."""
+
+    def __init__(self, ds: PackedDataset, dirs: list[str | None], log=print, poll: float = 5.0):
+        from .position_batches import PositionData
+
+        self._position_data = PositionData
+        self.ds, self.dirs, self.log, self.poll = ds, dirs, log, poll
+        self.ready: tuple | None = None
+        self.bad: set[str] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="slice-feeder", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.poll):
+            if self.ready is not None:
+                continue
+            new = [d for d in self.ds.waiting(*self.dirs) if d not in self.bad]
+            if not new:
+                continue
+            t0 = time.time()
+            read: dict[str, dict] = {}
+            for d in new:
+                try:
+                    read[os.path.basename(d)] = PackedDataset._read(d)
+                except (OSError, ValueError, lzma.LZMAError) as e:
+                    self.log(f"data: slice {d} not read ({e}); skipped")
+                    self.bad.add(d)
+            if not read:
+                continue
+            grown = PackedDataset(self.ds.parts + list(read.values()), self.ds.loaded | set(read))
+            grown.p_values_index()
+            self.ready = (grown, self._position_data(grown), len(read), time.time() - t0)
+
+    def take(self) -> tuple | None:
+        """``(dataset, PositionData, slices added, seconds it took)`` once a grown dataset is ready, else None."""
+        r = self.ready
+        if r is not None:
+            self.ds = r[0]
+            self.ready = None
+        return r
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=60)
+
+
+#: Positions a pack slice holds by default: 31.3 MB at the store's 78 bytes a position (4,867,908 positions packed
+#: to 9 slices of 600,000 in 381 MB, 2026-11-29), so that a slice fits one call beside both arms' start nets (14 + 15
+#: MB) or beside lab.sh's Stockfish (22 MB) and FENs.
+SLICE_POSITIONS = 400_000
 
 
 def pack(out: str, shared: str, store: str, cache: str, start_onnx: str, config: dict, fens: list[str] | None,
@@ -212,7 +280,7 @@ def pack(out: str, shared: str, store: str, cache: str, start_onnx: str, config:
         os.makedirs(d, exist_ok=True)
         for k, a in part.items():
             _write_array(os.path.join(d, f"{k}.npy.xz"), a)
-    if config.get("pad_moves", -1) < 0:  # one batch width for the whole dataset, whichever slices a run has
+    if config.get("pad_moves", -1) <= 0:  # one batch width for the whole dataset, whichever slices a run has
         config = {**config, "pad_moves": -(-max(16, int(arrays["counts"].max(initial=0))) // 16) * 16}
     shutil.copyfile(start_onnx, os.path.join(out, "start.onnx"))
     with open(os.path.join(out, "config.json"), "w") as f:
@@ -272,30 +340,23 @@ def train(pack_dir: str, work: str, seconds: float, overrides: dict, snapshot_mi
 
     os.makedirs(os.path.join(work, "out"), exist_ok=True)
     tr = StartNetTrainer(tcfg, work, ds, log, start)
+    feeder = SliceFeeder(ds, [pack_dir, more], log)
     t0 = time.time()
     snaps: list[str] = []
     step = 0
-    polled = [0.0]
-
-    def slices_landed() -> bool:  # looked for every 5 s at most (a directory listing; the step takes ms)
-        if time.time() - polled[0] < 5.0:
-            return False
-        polled[0] = time.time()
-        return bool(ds.waiting(pack_dir, more))
-
     seg_end, done = t0, seconds <= 0
     while not done:
         if time.time() >= seg_end:
             seg_end = min(t0 + seconds, time.time() + snapshot_minutes * 60)
-        st = tr.run(lambda: time.time() >= seg_end or slices_landed(),
+        st = tr.run(lambda: time.time() >= seg_end or feeder.ready is not None,
                     lr_scale=lambda: decay_scale(time.time() - t0, seconds, decay_frac, decay_to))
         step = st["step"]
-        if ds.waiting(pack_dir, more):
-            t1 = time.time()
-            n = ds.grow(pack_dir, more)
-            tr.set_data(ds)
+        got = feeder.take()
+        if got:
+            ds, pd, n, took = got
+            tr.set_data(ds, pd)
             log(f"data: +{n} slices at step {step}: {len(ds.states)} positions, {len(ds.row_pos)} labelled moves "
-                f"({time.time() - t1:.1f} s)")
+                f"(built in {took:.1f} s beside the training)")
         done = time.time() - t0 >= seconds or step >= tcfg.steps
         if not done and time.time() < seg_end:
             continue  # new data, not a snapshot's time yet
@@ -314,6 +375,7 @@ def train(pack_dir: str, work: str, seconds: float, overrides: dict, snapshot_mi
         snaps.append(path)
         log(f"snapshot: {path} (step {step}, {step * tcfg.batch} position-passes, {time.time() - t0:.0f} s, "
             f"{len(ds.states)} positions)")
+    feeder.close()
     return {"step": step, "snapshots": snaps, "positions": int(len(ds.states))}
 
 
@@ -472,7 +534,8 @@ def main(argv=None) -> None:
     t.add_argument("--more", default=None,
                    help="a folder where later calls put more slice-NN/ folders; they join the data as they land")
     t.add_argument("--pad-moves", type=int, default=-1,
-                   help="pad every batch to this many moves (-1: the dataset's most; 0: each batch's most)")
+                   help="pad every batch to this many moves (-1: the pack's config.json, which pack sets to the dataset's most; "
+                        "0: each batch's most)")
     lb = sub.add_parser("label")
     lb.add_argument("--pack", required=True)
     lb.add_argument("--stockfish", required=True)

@@ -11,7 +11,7 @@ import os
 import numpy as np
 import pytest
 
-from glimpse_train import campaign, labelstore, remote
+from glimpse_train import campaign, chessdata, labelstore, remote
 from glimpse_train.data import MemDataset
 
 START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
@@ -90,33 +90,71 @@ def test_slices_hold_every_position_once_and_a_dataset_grows_as_they_land(tmp_pa
     more.mkdir()
     _write_slice(more / ".slice-01.tmp", parts[1])
     (more / ".slice-01.tmp" / "row_key.npy.xz").unlink()  # half copied, under its temporary name
-    back = remote.PackedDataset.load(str(pack), str(more))
-    assert len(back.states) == 2 and back.loaded == {"slice-00"} and back.grow(str(pack), str(more)) == 0
+    first = remote.PackedDataset.load(str(pack), str(more))
+    assert len(first.states) == 2 and first.loaded == {"slice-00"} and first.waiting(str(pack), str(more)) == []
     remote._write_array(str(more / ".slice-01.tmp" / "row_key.npy.xz"), parts[1]["row_key"])
     (more / ".slice-01.tmp").rename(more / "slice-01")
-    assert back.waiting(str(pack), str(more)) == [str(more / "slice-01")]
-    assert back.grow(str(pack), str(more)) == 1 and back.grow(str(pack), str(more)) == 0
+    assert first.waiting(str(pack), str(more)) == [str(more / "slice-01")]
+    back = first.grown(first.waiting(str(pack), str(more)))
+    assert back.waiting(str(pack), str(more)) == [] and len(first.states) == 2
     assert _by_position(back) == _by_position(ds)
     val_rows = np.flatnonzero(back.val[back.row_pos])
     assert np.array_equal(back.val_rows, val_rows) and len(back.train_rows) + len(val_rows) == len(back.row_pos)
+    assert np.array_equal(back.row_bucket, chessdata.bucket_of(back.row_p.astype(np.float64)))
+    # the target table's index in linear time is np.unique's
+    values, index = np.unique(back.row_p, return_inverse=True)
+    fast_values, fast_index = back.p_values_index()
+    assert np.array_equal(fast_values, values) and np.array_equal(fast_index, index.reshape(-1))
     # the same slice landing in the pack folder too is not loaded twice
     shutil.copytree(more / "slice-01", pack / "slice-01")
-    assert back.grow(str(pack), str(more)) == 0 and len(back.states) == 3
+    assert back.waiting(str(pack), str(more)) == []
     with pytest.raises(FileNotFoundError):
         remote.PackedDataset.load(str(tmp_path / "cache"))
 
 
+def test_slice_feeder_builds_the_grown_dataset_beside_the_training_and_skips_a_broken_slice(tmp_path):
+    import time
+
+    ds = _dataset(tmp_path, [START, E4, D4])
+    parts = remote.slice_arrays(remote.pack_arrays(ds), 1)
+    pack, more = tmp_path / "pack", tmp_path / "more"
+    _write_slice(pack / "slice-00", parts[0])
+    more.mkdir()
+    first = remote.PackedDataset.load(str(pack), str(more))
+    lines = []
+    feeder = remote.SliceFeeder(first, [str(pack), str(more)], lines.append, poll=0.05)
+    try:
+        _write_slice(more / "slice-01", parts[1])
+        (more / "slice-02").mkdir()
+        for k in remote.ARRAYS:
+            (more / "slice-02" / f"{k}.npy.xz").write_bytes(b"not xz")
+        deadline = time.time() + 30
+        while feeder.ready is None and time.time() < deadline:
+            time.sleep(0.05)
+        got = feeder.take()
+        assert got is not None and feeder.ready is None
+        grown, pd, n, _ = got
+        assert (n, len(grown.states), len(pd.train_pos) + len(pd.val_pos)) == (1, 2, 2), lines
+        assert any("slice-02" in x and "skipped" in x for x in lines)
+        _write_slice(more / "slice-03", parts[2])
+        while feeder.ready is None and time.time() < deadline:
+            time.sleep(0.05)
+        assert feeder.take()[0].loaded == {"slice-00", "slice-01", "slice-03"}
+    finally:
+        feeder.close()
+
+
 def test_pack_writes_slices_and_one_batch_width_for_the_whole_dataset(tmp_path, monkeypatch):
     """``pack`` writes the dataset as slice folders (a second pack replaces the first's) and sets ``pad_moves``
-    from the most labelled moves of any position (20 at the start: 32), so that every slice trains at one
-    batch shape; a configuration that sets it keeps its own."""
+    from the most labelled moves of any position (20 at the start: 32) where the configuration pads each batch
+    to its own most (0, the campaign's), so that every slice trains at one batch shape; a width set is kept."""
     a = tmp_path / "a.tsv.gz"
     a.write_bytes(labelstore.gzip_bytes([labelstore.format_line(f, moves_of(f)) for f in (START, E4, D4)]))
     monkeypatch.setattr(labelstore, "label_files", lambda shared, store: [str(a)])
     start = tmp_path / "start.onnx"
     start.write_bytes(b"net")
     out = tmp_path / "pack"
-    summary = remote.pack(str(out), "", "", str(tmp_path / "cache"), str(start), {"pad_moves": -1}, None,
+    summary = remote.pack(str(out), "", "", str(tmp_path / "cache"), str(start), {"pad_moves": 0}, None,
                           log=lambda *_: None, slice_positions=2)
     assert summary["slices"] == 2 and summary["positions"] == 3
     assert [os.path.basename(d) for d in remote.slice_dirs(str(out))] == ["slice-00", "slice-01"]

@@ -201,11 +201,12 @@ class MAVTrainer(TrainerBase):
 
         self._fwd = jax.jit(lambda params, tokens, actions: jax_outputs(params, self.mcfg, tokens, actions))
 
-    def set_data(self, ds: Dataset) -> None:
-        """Trains on ``ds`` from the next ``run`` on (a dataset that grew: ``remote.PackedDataset.grow``): the
-        position index, the epoch order and the target table are rebuilt; the compiled step is kept (its shapes
-        are the batch, ``pad_moves`` and the table's rows, a multiple of ``TABLE_ROWS``)."""
-        self.ds, self.pd = ds, PositionData(ds)
+    def set_data(self, ds: Dataset, pd: PositionData | None = None) -> None:
+        """Trains on ``ds`` from the next ``run`` on (a dataset that grew: ``remote.SliceFeeder``; ``pd`` its
+        ``PositionData`` when built already): the position index, the epoch order and the target table are
+        rebuilt; the compiled step is kept (its shapes are the batch, ``pad_moves`` and the table's rows, a
+        multiple of ``TABLE_ROWS``)."""
+        self.ds, self.pd = ds, pd if pd is not None else PositionData(ds)
         self.train_items, self.val_items = self.pd.train_pos, self.pd.val_pos
         self._p_table = self._perm_epoch = None
 
@@ -262,7 +263,9 @@ class MAVTrainer(TrainerBase):
 
     def _targets_table(self) -> np.ndarray:
         if getattr(self, "_p_table", None) is None:
-            values, index = np.unique(self.ds.row_p, return_inverse=True)
+            # A dataset may know them already (remote.PackedDataset: in linear time, built beside the training).
+            fast = getattr(self.ds, "p_values_index", None)
+            values, index = fast() if fast else np.unique(self.ds.row_p, return_inverse=True)
             self._p_index = index.astype(np.int32).reshape(-1)
             table = soft_targets(values, self.mcfg.buckets, self.cfg.hl_sigma)
             rows = -(-len(table) // self.TABLE_ROWS) * self.TABLE_ROWS
