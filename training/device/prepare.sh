@@ -13,7 +13,7 @@
 # STOCKFISH (lab.sh's labelling binary; default make stockfish-native's build, else /usr/games/stockfish), SLICE
 # (positions a slice of the pack holds, default 400,000), PACKED=1 (only place the slices made before again).
 set -euo pipefail
-big="data/labels weights training/campaign tests/data"
+big="data/labels weights training/campaign tests/data tools/results"
 mark="# glimpse device calls: big folders out of the tree that travels (training/device/prepare.sh)"
 if [ "${1:-}" = restore ]; then
   git reset -q -- $big
@@ -48,10 +48,15 @@ fi
 # first (first-fit decreasing) in .dev/pack (train.sh's call, with the start nets), .dev/lab/slices and as many
 # .dev/stage1, .dev/stage2, ... as needed. train.sh goes first and trains on the slices it carries; lab.sh and
 # each `stage.sh .dev/stageK` put theirs in the folder it watches, where they join the data within seconds.
-# A call carries at most 64 MiB (67.1 MB) with the tracked tree (~2 MB once the big folders leave the index):
-# 64 MB a folder. PACKED=1 skips `remote pack` and only places again the slices made before.
-limit_mb=${LIMIT_MB:-64}
-limit=$(( limit_mb * 1000000 ))
+# A call carries at most 64 MiB (67,108,864 bytes) with the tree that travels (tracked and untracked files that
+# are not ignored, ~2.3 MB once the big folders leave the index): a folder gets what the tree leaves, less 1 MB
+# (LIMIT_MB sets it instead). PACKED=1 skips `remote pack` and only places again the slices made before.
+tree=$(git ls-files -z --cached --others --exclude-standard -- . $(for b in $big; do printf ' :(exclude)%s' $b; done) \
+  | du -cb --files0-from=- | tail -1 | cut -f1)
+limit=$(( 67108864 - tree - 1000000 ))
+[ -z "${LIMIT_MB:-}" ] || limit=$(( LIMIT_MB * 1000000 ))
+limit_mb=$(( limit / 1000000 ))
+echo "prepare: the tree that travels is $(( tree / 1000 )) kB; at most $limit bytes a folder"
 mkdir -p .dev/lab .dev/spill
 if [ -s .dev/pack/fens.txt ]; then mv .dev/pack/fens.txt .dev/lab/fens.txt; fi
 touch .dev/pack/fens.txt .dev/lab/fens.txt
@@ -88,8 +93,8 @@ for d in .dev/pack .dev/lab .dev/stage[0-9]*; do
 done
 ls .dev/pack | grep -q '^slice-' || echo "prepare: warning: no slice fits beside the start nets in .dev/pack; train.sh waits for lab.sh's" >&2
 echo "prepare: calls in order: train.sh (carry .dev/pack), lab.sh (carry .dev/lab)$(for k in $(seq 1 $stages); do printf ', stage.sh .dev/stage%s (carry it)' $k; done), then collect.sh"
-git rm -r --cached -q $big
+git rm -r --cached -q --ignore-unmatch $big
 mkdir -p .git/info
 if ! grep -qxF "$mark" .git/info/exclude 2>/dev/null; then printf '%s\n' "$mark" $big >> .git/info/exclude; fi
-echo "prepare: tree that travels: $(git ls-files | xargs du -cm 2>/dev/null | tail -1 | cut -f1) MB tracked"
+echo "prepare: tree that travels: $(( $(git ls-files -z --cached --others --exclude-standard | du -cb --files0-from=- | tail -1 | cut -f1) / 1000 )) kB"
 echo "prepare: now the calls (CAMPAIGN.md); afterwards: bash training/device/prepare.sh restore"
