@@ -93,6 +93,11 @@ for d in .dev/pack .dev/lab .dev/stage[0-9]*; do
 done
 ls .dev/pack | grep -q '^slice-' || echo "prepare: warning: no slice fits beside the start nets in .dev/pack; train.sh waits for lab.sh's" >&2
 echo "prepare: calls in order: train.sh (carry .dev/pack), lab.sh (carry .dev/lab)$(for k in $(seq 1 $stages); do printf ', stage.sh .dev/stage%s (carry it)' $k; done), then collect.sh"
+# The calls one after the other (a machine left idle 30 s goes back, and its training with it):
+echo "prepare: run 'bash training/device/train.sh SECONDS --step-precision default' carry [.dev/pack]"
+echo "prepare: run 'bash training/device/lab.sh SECONDS' carry [.dev/lab]"
+for k in $(seq 1 $stages); do echo "prepare: run 'bash training/device/stage.sh .dev/stage$k' carry [.dev/stage$k]"; done
+echo "prepare: run 'bash training/device/collect.sh MAX_SECONDS' (as often as needed)"
 git rm -r --cached -q --ignore-unmatch $big
 mkdir -p .git/info
 if ! grep -qxF "$mark" .git/info/exclude 2>/dev/null; then printf '%s\n' "$mark" $big >> .git/info/exclude; fi
