@@ -7,7 +7,7 @@ for 533k positions) and tokenises them with python-chess; that neither fits nor 
 * ``pack`` (here) writes the campaign's dataset as tokenised arrays, each an LZMA-compressed ``.npy``
   (``states`` uint8 [P, 77], ``val`` bool [P], ``counts`` uint8 [P] (labelled moves per position),
   ``row_action`` int16 [N], ``row_p`` float16 [N] (win probability), ``row_key`` float32 [N] (Stockfish
-  order; validation rows only, 0 elsewhere: training never reads it)), about 77 bytes a position. The
+  order; validation rows only, 0 elsewhere: training never reads it)), about 78 bytes a position. The
   positions, in a seeded random order, are cut into slices (``slice-NN/``, ``--slice-positions`` each, ~31 MB
   for 400k), each a uniform sample of the whole and small enough for one call. Beside them: the start net
   (``start.onnx``), the trainer configuration (``config.json``, with ``pad_moves`` set for the whole
