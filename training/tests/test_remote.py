@@ -229,27 +229,34 @@ def test_remote_train_exports_a_snapshot_from_the_start_net(tmp_path):
     assert cfg3.layers == 2 and max(float(np.abs(back[k] - deep[k]).max()) for k in deep) < 1e-5
 
 
-def test_remote_train_takes_slices_that_land_while_it_runs(tmp_path):
-    """``train`` with ``more``: the pack folder has one slice, the other lands in ``more`` once training has
-    started; the run adds it (a log line, the positions at the end) and still exports its snapshot."""
-    import shutil
-
+def _two_slice_pack(tmp_path, pack, later, **config):
+    """A tiny pack: slice-00 (START, E4) in ``pack`` with a one-layer start net and ``config`` over the
+    campaign's, slice-01 (D4, a validation position) in ``later``; returns the start net's ``MAVConfig``."""
     from glimpse_train.kinds import multi_action_value as mav_kind
     from glimpse_train.kinds.multi_action_value import MAVConfig, init_params
 
     ds = _dataset(tmp_path, [START, E4, D4])
     ds.val[:] = [False, False, True]
     parts = remote.slice_arrays(remote.pack_arrays(ds), 2)
-    pack, more, later = tmp_path / "pack", tmp_path / "more", tmp_path / "later"
     _write_slice(pack / "slice-00", parts[0])
     _write_slice(later / "slice-01", parts[1])
-    more.mkdir()
     tiny = dict(campaign.CAMPAIGN_MODEL, layers=1, dim=16, heads=2, head_dim=16, head_hidden=32,
-                kind="multi_action_value", pad_moves=48)
+                kind="multi_action_value", **config)
     (pack / "config.json").write_text(json.dumps(tiny))
     mcfg = MAVConfig(layers=1, dim=16, heads=2, head_dim=16, head_hidden=32, attn_bias=True, head_global=True,
                      canonical=True, policy_dim=64, wdl_head=True)
     mav_kind.export(init_params(mcfg, 5), mcfg, str(pack / "start.onnx"))
+    return mcfg
+
+
+def test_remote_train_takes_slices_that_land_while_it_runs(tmp_path):
+    """``train`` with ``more``: the pack folder has one slice, the other lands in ``more`` once training has
+    started; the run adds it (a log line, the positions at the end) and still exports its snapshot."""
+    import shutil
+
+    pack, more, later = tmp_path / "pack", tmp_path / "more", tmp_path / "later"
+    _two_slice_pack(tmp_path, pack, later, pad_moves=48)
+    more.mkdir()
     lines = []
 
     def log(msg):
@@ -307,7 +314,7 @@ def test_device_scripts_stage_train_both_arms_and_collect_their_snapshots(tmp_pa
     import sys
 
     from glimpse_train.kinds import multi_action_value as mav_kind
-    from glimpse_train.kinds.multi_action_value import MAVConfig, init_params
+    from glimpse_train.kinds.multi_action_value import init_params
     from glimpse_train.onnx_import import import_onepass
 
     scripts = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(remote.__file__))), "device")
@@ -315,17 +322,7 @@ def test_device_scripts_stage_train_both_arms_and_collect_their_snapshots(tmp_pa
     (tree / "training").mkdir(parents=True)
     os.symlink(os.path.dirname(os.path.abspath(remote.__file__)), tree / "training" / "glimpse_train")
     pack, stage = tree / ".dev" / "pack", tree / ".dev" / "stage1"
-    ds = _dataset(tmp_path, [START, E4, D4])
-    ds.val[:] = [False, False, True]
-    parts = remote.slice_arrays(remote.pack_arrays(ds), 2)
-    _write_slice(pack / "slice-00", parts[0])
-    _write_slice(stage / "slice-01", parts[1])
-    tiny = dict(campaign.CAMPAIGN_MODEL, layers=1, dim=16, heads=2, head_dim=16, head_hidden=32,
-                kind="multi_action_value", steps=2)
-    (pack / "config.json").write_text(json.dumps(tiny))
-    mcfg = MAVConfig(layers=1, dim=16, heads=2, head_dim=16, head_hidden=32, attn_bias=True, head_global=True,
-                     canonical=True, policy_dim=64, wdl_head=True)
-    mav_kind.export(init_params(mcfg, 5), mcfg, str(pack / "start.onnx"))
+    mcfg = _two_slice_pack(tmp_path, pack, stage, steps=2)
     mcfg_b = dataclasses.replace(mcfg, smolgen=4, smolgen_compress=2, smolgen_hidden=8)
     mav_kind.export(init_params(mcfg_b, 6), mcfg_b, str(pack / "start-b.onnx"))
     dev, out = tmp_path / "dev", tmp_path / "out"
