@@ -268,6 +268,48 @@ async def start_engine(spec: EngineSpec, extra_options: dict[str, str] | None = 
     return transport, protocol
 
 
+#: :func:`awake_wait_for`'s clock tick (s) and the lateness (s) beyond it that counts as a suspension.
+AWAKE_TICK, AWAKE_JUMP = 0.25, 2.0
+
+
+class AwakeTimeout(asyncio.TimeoutError):
+    """:func:`awake_wait_for` ran out of time; ``awake`` is the seconds counted (suspensions left out)."""
+
+    def __init__(self, awake: float):
+        super().__init__(f"no result after {awake:.1f} s")
+        self.awake = awake
+
+
+async def awake_wait_for(aw, timeout: float, tick: float = AWAKE_TICK, jump: float = AWAKE_JUMP):
+    """``asyncio.wait_for`` on a clock that leaves out the time this process was suspended (``kill -STOP``
+    and ``-CONT``, Ctrl-Z and ``fg``, a paused virtual machine): returns ``(result, awake seconds)``.
+
+    The clock ticks every ``tick`` s; a tick that comes more than ``jump`` s late counts as ``tick``, since the
+    process did not run in between (the engines it waits on, stopped with it, did not either). Without this, a
+    match paused for a minute ends its running games as stalls or time forfeits the moment it resumes. A process
+    starved of CPU for over ``jump`` s is taken as suspended too, which only gives an engine longer.
+
+    Raises :class:`AwakeTimeout` (an ``asyncio.TimeoutError``) after ``timeout`` awake seconds, having cancelled
+    ``aw``; a cancellation of the caller cancels ``aw`` as well."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.ensure_future(aw)
+    awake, last = 0.0, loop.time()
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=max(0.0, min(tick, timeout - awake)))
+            now = loop.time()
+            gap, last = now - last, now
+            awake += gap if gap <= tick + jump else tick
+            if done:
+                return task.result(), awake
+            if awake >= timeout:
+                raise AwakeTimeout(awake)
+    finally:
+        if not task.done():
+            task.cancel()
+            await asyncio.wait({task}, timeout=1.0)
+
+
 async def stop_engine(transport: asyncio.SubprocessTransport, protocol: chess.engine.UciProtocol,
                       timeout: float = 5.0) -> None:
     """Sends ``quit`` and waits; kills the process if it does not exit within ``timeout`` s."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import time
 from typing import Any
 
 import chess
@@ -232,13 +231,13 @@ async def play_game(number: int, opening: el.Opening, a_white: bool, slots: dict
         else:
             limit = chess.engine.Limit(time=tc.movetime, nodes=tc.nodes, depth=tc.depth)
             timeout = (tc.movetime or 0) + args.stall_timeout
-        t0 = time.perf_counter()
         try:
-            played = await asyncio.wait_for(protocol.play(board, limit, info=INFO_FLAGS, game=game_id),
-                                            timeout)
-        except asyncio.TimeoutError:
+            # Seconds this process ran: a suspended match (kill -STOP) charges nobody for the pause.
+            played, elapsed = await el.awake_wait_for(
+                protocol.play(board, limit, info=INFO_FLAGS, game=game_id), timeout)
+        except el.AwakeTimeout as out:
             slot.broken = True
-            elapsed = time.perf_counter() - t0
+            elapsed = out.awake
             if tc.clock:
                 res.forfeits[key] += 1
                 result = "1/2-1/2" if not _can_mate(board, not color) else win_for_other
@@ -257,7 +256,6 @@ async def play_game(number: int, opening: el.Opening, a_white: bool, slots: dict
             res.illegal[key] += 1
             return _finish(res, game, node, board, win_for_other, "rules infraction",
                            f"{mover} makes an illegal move ({err})")
-        elapsed = time.perf_counter() - t0
         res.move_time[key][0] += elapsed
         res.move_time[key][1] += 1
         if tc.clock:

@@ -89,7 +89,7 @@ async def solve(protocol: chess.engine.UciProtocol, puzzle: Puzzle, limit: chess
     game_id = object()
     for i in range(1, len(puzzle.moves), 2):
         expected = chess.Move.from_uci(puzzle.moves[i])
-        result = await asyncio.wait_for(protocol.play(board, limit, game=game_id), timeout)
+        result, _ = await el.awake_wait_for(protocol.play(board, limit, game=game_id), timeout)
         move = result.move
         if move is None or move not in board.legal_moves:
             return {"solved": False, "played": played + [str(move)], "reason": "illegal or no move"}

@@ -195,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
 
     async def task(protocol, pos: Position):
         board = chess.Board(pos.fen)
-        played = await asyncio.wait_for(protocol.play(board, limit, game=object()), timeout)
+        played, _ = await el.awake_wait_for(protocol.play(board, limit, game=object()), timeout)
         move = played.move.uci() if played.move is not None and played.move in board.legal_moves else None
         return {"move": move} | score(pos, move)
 

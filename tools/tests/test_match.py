@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import math
+import os
 import shutil
 import signal
 import subprocess
@@ -161,6 +163,51 @@ class FaultyEngineTest(unittest.TestCase):
         s = quick_match(fake("--sleep-after", "0", "--sleep", "3", name="Stall"), fake(name="Good"),
                         match_tool.TimeControl(movetime=0.01), games=1, **cfg_kw)
         self.assertEqual(s["stalls"]["A"], 1)
+
+    def test_a_suspended_match_charges_nobody_for_the_pause(self) -> None:
+        # The campaign pauses its DAgger matches with kill -STOP on their session, engines included; a game
+        # in progress then ended as a stall (or a time forfeit) the moment it resumed.
+        tmp = tempfile.mkdtemp()
+        cmd = [PY, str(TOOLS / "match.py"), "--a", f"{PY} {TOOLS}/tests/fake_engine.py --name A --sleep-after 0 "
+               "--sleep 0.05", "--b", f"{PY} {TOOLS}/tests/fake_engine.py --name B --seed 3 --sleep-after 0 "
+               "--sleep 0.05", "--tc", "none", "--movetime", "0.01", "--games", "2", "--maxmoves", "40",
+               "--stall-timeout", "1", "--json", f"{tmp}/m.json", "--pgn", f"{tmp}/m.pgn", "--quiet"]
+        proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+        def session(sig: int) -> None:  # every process of the match's session (engines have groups of their own)
+            for stat in Path("/proc").glob("[0-9]*/stat"):
+                try:
+                    fields = stat.read_text().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue
+                if int(fields[3]) == proc.pid:  # field 6 of /proc/PID/stat: the session id
+                    try:
+                        os.kill(int(stat.parent.name), sig)
+                    except ProcessLookupError:
+                        pass
+
+        deadline = time.time() + 60
+        while not Path(f"{tmp}/m.pgn").exists() and time.time() < deadline:  # the first game has started
+            time.sleep(0.1)
+        time.sleep(0.5)
+        session(signal.SIGSTOP)
+        time.sleep(4.0)
+        session(signal.SIGCONT)
+        _, err = proc.communicate(timeout=120)
+        self.assertEqual(proc.returncode, 0, err.decode()[-500:])
+        s = json.loads(Path(f"{tmp}/m.json").read_text())
+        self.assertEqual((s["games"], s["stalls"], s["time_forfeits"]), (2, {"A": 0, "B": 0}, {"A": 0, "B": 0}))
+
+    def test_awake_wait_for_times_out_and_returns_the_awake_seconds(self) -> None:
+        async def go():
+            got, awake = await el.awake_wait_for(asyncio.sleep(0.3, result="done"), 5.0)
+            self.assertEqual(got, "done")
+            self.assertGreaterEqual(awake, 0.29)
+            with self.assertRaises(asyncio.TimeoutError) as out:
+                await el.awake_wait_for(asyncio.sleep(10), 0.6)
+            self.assertGreaterEqual(out.exception.awake, 0.6)
+
+        asyncio.run(go())
 
     def test_max_moves_adjudication(self) -> None:
         s = quick_match(fake(name="R1"), fake("--seed", "5", name="R2"), match_tool.TimeControl(depth=1),
