@@ -72,7 +72,10 @@ def cpu_info(path: str = "/proc/cpuinfo") -> tuple[set[str], str, int]:
 def choose_arch(flags: set[str], vendor: str, family: int) -> str | None:
     """Stockfish 15.1's ``ARCH`` for a CPU: ``x86-64-bmi2`` where BMI2's PEXT is fast (Intel, AMD from Zen 3,
     family 0x19), ``x86-64-avx2``, ``x86-64-sse41-popcnt``; ``None`` where nothing beats the package's SSE2
-    build."""
+    build. Not the AVX-512 builds: on an Intel Xeon with AVX-512 VNNI (2 cores) ``x86-64-vnni512`` labelled slower
+    than ``x86-64-bmi2`` (20.7 and 19.4 against 18.2 and 16.3 ms of CPU a position, 720 positions in each order,
+    labels identical), and ``x86-64-vnni256`` no faster (``--arch``, then ``compare`` of the two builds, campaign
+    paused, 2026-11-29)."""
     if {"avx2", "bmi2"} <= flags and (vendor == "GenuineIntel" or family >= 0x19):
         return "x86-64-bmi2"
     if "avx2" in flags:
