@@ -13,7 +13,10 @@ and the first maximum wins, as in the engine.
 
 ``python -m glimpse_train.successor --net ../weights/glimpse-l10d128-c52-int8.onnx --shared ../../shared
 --positions 2500`` (from ``training/``; ~10 min on 2 busy cores for the L10 twin) prints one line per ``w``
-with the accuracy at each ``b`` and a JSON report.
+with the accuracy at each ``b`` and a JSON report. ``--value-mix L …`` repeats the grid with the successor's value
+taken as (1 − L) · (1 − max_a' Q(s', a')) + L · (1 − V(s')), V the net's value head (the expected win probability of
+its ``value`` buckets, trained on the best move's label): a question for the engine's `SuccessorValue` and MCTS's
+leaf value.
 """
 
 from __future__ import annotations
@@ -56,8 +59,10 @@ def _expected(lp: np.ndarray) -> np.ndarray:
 
 
 def position_arrays(sess, fen: str, labels: dict[str, float]) -> dict | None:
-    """For one position: per legal labelled move (ascending action id) Q, the successor value V, ln P (or zeros
-    without a policy head) and whether Stockfish scored it best; ``None`` with fewer than 2 such moves."""
+    """For one position: per legal labelled move (ascending action id) Q, the successor value V, the same from
+    the value head (``vh``: 1 − its expected win probability of the successor; ``v`` again without a ``value``
+    output), ln P (or zeros without a policy head) and whether Stockfish scored it best; ``None`` with fewer than 2
+    such moves."""
     board = chess.Board(fen)
     legal = sorted((m for m in board.legal_moves if m.uci() in labels), key=lambda m: MOVE_TO_ACTION[m.uci()])
     if len(legal) < 2:
@@ -80,23 +85,27 @@ def position_arrays(sess, fen: str, labels: dict[str, float]) -> dict | None:
     order = {int(a): j for j, a in enumerate(actions[0, :n])}  # the root's real moves (padding after them)
     idx = [order[MOVE_TO_ACTION[m.uci()]] for m in legal]
     q = ev[0, idx]
-    v = fixed.copy()
+    v, vh = fixed.copy(), fixed.copy()
+    head = _expected(out["value"]) if "value" in out else None
     for r, (i, b) in enumerate(succ, start=1):
         v[i] = 1.0 - ev[r, : b.legal_moves.count()].max()
+        vh[i] = v[i] if head is None else 1.0 - head[r]
     lp = np.zeros(len(legal))
     if "policy" in out:
         logits = out["policy"][0, :n].astype(np.float64)
         logits = logits - logits.max()
         lp = np.maximum((logits - np.log(np.exp(logits).sum()))[idx], np.log(1e-6))
     keys = np.array([labels[m.uci()] for m in legal])
-    return {"q": q, "v": v, "lp": lp, "mate": fixed == 1.0, "best": keys == keys.max()}
+    return {"q": q, "v": v, "vh": vh, "lp": lp, "mate": fixed == 1.0, "best": keys == keys.max()}
 
 
-def accuracy(recs: list[dict], w: float, b: float) -> float:
-    """Share of ``recs`` whose chosen move (first maximum of (1 − w)·Q + w·V + b·ln P; a mate first) is best."""
+def accuracy(recs: list[dict], w: float, b: float, value_mix: float = 0.0) -> float:
+    """Share of ``recs`` whose chosen move (first maximum of (1 − w)·Q + w·V + b·ln P; a mate first) is best, V =
+    (1 − ``value_mix``) · ``v`` + ``value_mix`` · ``vh``."""
     hits = 0
     for r in recs:
-        score = np.where(r["mate"], 2.0, (1 - w) * r["q"] + w * r["v"] + b * r["lp"])
+        v = r["v"] if value_mix == 0 else (1 - value_mix) * r["v"] + value_mix * r["vh"]
+        score = np.where(r["mate"], 2.0, (1 - w) * r["q"] + w * v + b * r["lp"])
         hits += bool(r["best"][int(np.argmax(score))])
     return hits / max(len(recs), 1)
 
@@ -108,6 +117,8 @@ def main(argv=None) -> int:
     ap.add_argument("--positions", type=int, default=2500, help="held-out positions drawn (0: all 5,761)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--value-mix", type=float, nargs="+", default=[0.0], metavar="L",
+                    help="shares of the value head in the successor's value, one grid each (default 0)")
     a = ap.parse_args(argv)
     items = held_out(a.shared)
     if not items:
@@ -122,12 +133,18 @@ def main(argv=None) -> int:
         print(f"successor: cannot load {a.net}: {e}", file=sys.stderr)
         return 1
     recs = [r for fen, lab in items if (r := position_arrays(sess, fen, lab)) is not None]
-    grid = {str(w): {str(b): round(100 * accuracy(recs, w, b), 2) for b in POLICY_WEIGHTS} for w in WEIGHTS}
-    print(f"successor: {len(recs)} held-out positions, {os.path.basename(a.net)}; rows w (successor weight), "
-          f"columns b (ln P weight) {list(POLICY_WEIGHTS)}")
-    for w, row in grid.items():
-        print(f"successor: w {w}: " + "  ".join(f"{v:.2f}" for v in row.values()))
-    print(json.dumps({"net": a.net, "positions": len(recs), "accuracy_percent": grid}))
+    grids = {}
+    for lam in a.value_mix:
+        grid = {str(w): {str(b): round(100 * accuracy(recs, w, b, lam), 2) for b in POLICY_WEIGHTS} for w in WEIGHTS}
+        grids[str(lam)] = grid
+        print(f"successor: {len(recs)} held-out positions, {os.path.basename(a.net)}, value head {lam:g} of the "
+              f"successor value; rows w (successor weight), columns b (ln P weight) {list(POLICY_WEIGHTS)}")
+        for w, row in grid.items():
+            print(f"successor: w {w}: " + "  ".join(f"{v:.2f}" for v in row.values()))
+    rep = {"net": a.net, "positions": len(recs), "accuracy_percent": grids[str(a.value_mix[0])]}
+    if len(a.value_mix) > 1:
+        rep["by_value_mix"] = grids
+    print(json.dumps(rep))
     return 0
 
 

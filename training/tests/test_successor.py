@@ -37,6 +37,9 @@ def test_successor_values_match_the_successors_own_q(tmp_path):
         after = board.copy()
         after.push(moves[i])
         assert abs(r["v"][i] - (1.0 - move_q(sess, [after])[0].max())) < 1e-5
+        tokens, actions = successor.tokens_actions([after])
+        value = sess.run(["value"], {"tokens": tokens, "actions": actions})[0]
+        assert abs(r["vh"][i] - (1.0 - float(successor._expected(value)[0]))) < 1e-5
     assert np.all(r["lp"] <= 0) and abs(np.exp(r["lp"]).sum() - 1.0) < 1e-4
 
 
@@ -60,6 +63,9 @@ def test_accuracy_mixes_q_and_v_and_takes_the_first_maximum():
     assert successor.accuracy([rec], 0.0, 0.0) == 0.0  # Q alone: move 0
     assert successor.accuracy([rec], 0.5, 0.0) == 1.0  # 0.4 vs 0.6 vs 0.6: the first maximum, move 1
     assert successor.accuracy([rec], 0.5, 0.05) == 0.0  # ln P moves it to move 2
+    rec["vh"] = np.array([0.9, 0.1, 0.1])  # the value head's successor values: move 0 again
+    assert successor.accuracy([rec], 0.5, 0.0, value_mix=0.0) == 1.0
+    assert successor.accuracy([rec], 0.5, 0.0, value_mix=1.0) == 0.0
 
 
 def test_cli_on_the_fixture_labels(tmp_path, shared, capsys):
@@ -67,4 +73,8 @@ def test_cli_on_the_fixture_labels(tmp_path, shared, capsys):
     out = capsys.readouterr().out
     rep = json.loads(out.strip().splitlines()[-1])
     assert 0 < rep["positions"] <= 12 and set(rep["accuracy_percent"]) == {str(w) for w in successor.WEIGHTS}
+    assert successor.main(["--net", _net(tmp_path), "--shared", shared, "--positions", "12", "--threads", "1",
+                           "--value-mix", "0", "1"]) == 0
+    both = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["by_value_mix"]
+    assert set(both) == {"0.0", "1.0"} and both["0.0"] == rep["accuracy_percent"]
     assert successor.main(["--net", str(tmp_path / "missing.onnx"), "--shared", shared]) == 1
