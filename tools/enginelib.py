@@ -246,7 +246,7 @@ async def start_engine(spec: EngineSpec, extra_options: dict[str, str] | None = 
         RecordingUciProtocol, *spec.command, process_group=0,
         stderr=stderr if stderr is not None else subprocess.PIPE)
     try:
-        await asyncio.wait_for(protocol.initialize(), 30)
+        await awake_wait_for(protocol.initialize(), 30)
         options = {}
         lower = {k.lower() for k in spec.options}
         for name, value in (extra_options or {}).items():
@@ -261,7 +261,7 @@ async def start_engine(spec: EngineSpec, extra_options: dict[str, str] | None = 
             await protocol.configure(options)
         for name, value in unknown.items():
             protocol.send_line(f"setoption name {name} value {value}")
-        await asyncio.wait_for(protocol.ping(), 60)
+        await awake_wait_for(protocol.ping(), 60)
     except BaseException:
         transport.close()
         raise

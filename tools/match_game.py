@@ -144,7 +144,7 @@ class EngineSlot:
         # inside the first `play`, charging the engine's clock for it).
         protocol._ucinewgame()
         protocol.game = game_id
-        await asyncio.wait_for(protocol.ping(), 60)
+        await el.awake_wait_for(protocol.ping(), 60)
 
     async def close(self) -> None:
         if self.transport is not None and self.protocol is not None:
