@@ -40,7 +40,7 @@ campaign-adopt: $(VENV_STAMP)
 .PHONY: test-campaign
 test-campaign: $(VENV_STAMP) stockfish-native
 	cd training && GLIMPSE_SHARED=$(ABS_TEST_SHARED) RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO=0 ../$(PY) -m pytest tests/test_campaign.py tests/test_campaign_config.py tests/test_labelling.py tests/test_canon.py tests/test_remote.py \
-	  tests/test_native_stockfish.py
+	  tests/test_native_stockfish.py tests/test_label_order.py
 
 # Labelling on a real three-node Ray cluster on this machine, a worker node killed mid-phase: every position
 # labelled once, the store consistent; and local labelling beside a running cluster starts its own Ray

@@ -46,7 +46,10 @@ class CampaignLabelling:
         if not cands:
             return 0
         src_of = {f: s for s, f in cands}
-        chunks = [[f for _, f in cands[i:i + c.chunk]] for i in range(0, len(cands), c.chunk)]
+        # The carried ones and the new ones are chunked apart, so that the new ones' runs (``shuffle_runs``: the
+        # plies of a game in order) start at a chunk's start whatever the carry's length.
+        parts = (cands[:len(carried)], cands[len(carried):])
+        chunks = [[f for _, f in part[i:i + c.chunk]] for part in parts for i in range(0, len(part), c.chunk)]
         pending: list = []
         cost = [0.0]  # core-seconds of the labels not yet in a shard
         core = [0.0]  # core-seconds of the whole phase

@@ -93,6 +93,18 @@ def file_source(shared: str, name: str, seed: int = 7) -> list[str]:
 PENDING_MAX = 200_000  # unlabelled candidates kept between label phases
 
 
+def shuffle_runs(found: list[tuple[str, list[str]]], run: int, seed: int) -> list[tuple[str, str]]:
+    """``(source, FEN)`` pairs of ``found`` (``(source, FENs in the order found)`` each) in runs of ``run``
+    consecutive positions of one source, the runs in a seeded random order: the sources are mixed, while each
+    label chunk (``run`` = the chunk size; ``raylabel.label_chunk`` keeps its Stockfish's hash and histories
+    through a chunk) takes the plies of a game in order, each search starting from what the last one found:
+    less CPU and deeper labels than positions shuffled one by one (``glimpse_train.label_order``; figures in
+    CHANGELOG.md)."""
+    runs = [(src, fens[i:i + max(1, run)]) for src, fens in found for i in range(0, len(fens), max(1, run))]
+    random.Random(seed).shuffle(runs)
+    return [(src, f) for src, fens in runs for f in fens]
+
+
 def take_new(fens, start: int, n: int, known: set[str]) -> tuple[list[str], int]:
     """Up to ``n`` FENs from ``fens[start:]`` whose key is not in ``known`` (added to it); returns them
     and the new cursor."""
@@ -166,7 +178,7 @@ class CampaignPositions:
                      f"its share goes to {', '.join(k for k in shares if k not in spent) or 'nothing'}")
         wants = allot(n, shares, spent)
         known, cur = self.known(), self.state.setdefault("cursor", {})
-        out: list[tuple[str, str]] = []
+        out: list[tuple[str, list[str]]] = []
         unbounded = [k for k in wants if k not in SOURCE_FILES]
         short = 0
         for name in [k for k in wants if k in SOURCE_FILES] + unbounded:
@@ -196,9 +208,8 @@ class CampaignPositions:
                     short += want - len(new)
                     self.log(f"{name}: {len(new)} of {want} new positions; the source is at its end "
                              f"({cur[name]:,} of {len(fens):,}); the rest goes to {', '.join(unbounded) or 'nothing'}")
-            out.extend((name, f) for f in new)
-        random.Random(self.label_round).shuffle(out)
-        return out
+            out.append((name, new))
+        return shuffle_runs(out, self.cfg.chunk, self.label_round)
 
     def dagger_net(self) -> str | None:
         """The net the engine plays its DAgger games with: the campaign's best candidate, else the
@@ -252,8 +263,7 @@ class CampaignPositions:
             fens = [f for f in fens if rng.random() < 1 / every]
         self.log(f"dagger: {games} {mode} games vs {opponent} with {net or 'the embedded net'} "
                  f"({time.time() - t0:.0f} s): {len(fens)} positions")
-        rng.shuffle(fens)
-        return fens
+        return fens  # in game order: shuffle_runs keeps the plies of a game together in a label chunk
 
     @property
     def pending_path(self) -> str:

@@ -346,6 +346,58 @@ def test_a_spent_file_source_hands_its_share_to_the_unbounded_ones(tmp_path, mon
         c2.spent_sources(["books"])
 
 
+def test_candidates_keep_a_games_plies_together_in_each_label_chunk(tmp_path, monkeypatch):
+    """Label chunks keep Stockfish's hash and histories, so each chunk takes consecutive plies of one source's
+    games in the order found (``shuffle_runs``), while the runs of the sources are mixed across the phase."""
+    import chess
+
+    from glimpse_train import campaign_positions
+
+    monkeypatch.setitem(campaign_positions.SOURCE_FILES, "books", ("openings/noob_3moves.epd",))
+    c = _tiny_campaign(tmp_path)
+    c.cfg.mix, c.cfg.chunk = "books:0.5,dagger:0.5", 8
+    b, game = chess.Board(), []
+    for mv in ["g1f3", "g8f6", "b1c3", "b8c6", "f3g1", "f6g8", "c3b1", "c6b8"] * 6 + ["e2e4"]:
+        b.push_uci(mv)
+        game.append(b.fen())
+    monkeypatch.setattr(c, "dagger_positions", lambda want: list(game))
+    got = c.candidates(80)
+    ply = {labelstore.position_key(f): i for i, f in enumerate(game)}
+    dagger = [f for s, f in got if s == "dagger"]
+    assert len(dagger) == 9 and len(got) == 49, "the repeated cycle dedups to 8 positions and the last one"
+    chunks = [got[i:i + 8] for i in range(0, len(got), 8)]
+    assert all(len({s for s, _ in ch}) == 1 for ch in chunks), "a chunk holds one source"
+    for ch in chunks:
+        if ch[0][0] == "dagger":
+            idx = [ply[labelstore.position_key(f)] for _, f in ch]
+            assert idx == sorted(idx), "the plies of a game in their order"
+    sources = [ch[0][0] for ch in chunks]
+    assert sources != sorted(sources, key=lambda s: s != sources[0]), "the runs are mixed, not one source first"
+
+
+def test_the_label_phase_chunks_carried_and_new_candidates_apart(tmp_path, monkeypatch):
+    """A carry of any length leaves the new candidates' runs aligned with the chunks."""
+    c = _tiny_campaign(tmp_path)
+    c.cfg.label_minutes, c.cfg.chunk, c.cfg.workers = 1.0, 2, 1
+    carried = [("selfplay", START)]
+    c.save_pending(carried)
+    new = [("dagger", E4), ("dagger", "rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - 0 1"),
+           ("popular", "rnbqkbnr/pppppppp/8/8/2P5/8/PP1PPPPP/RNBQKBNR b KQkq - 0 1")]
+    monkeypatch.setattr(c, "candidates", lambda n: list(new))
+    seen = []
+
+    def all_chunks(fn, chunks, args, on_result=None, **kw):
+        seen.extend(chunks)
+        for ch in chunks:
+            on_result({"records": [(f, moves_of(f)) for f in ch], "fens": ch, "core_seconds": 1.0})
+        return []
+
+    monkeypatch.setattr(raylabel, "run_chunks", all_chunks)
+    monkeypatch.setattr(raylabel, "stockfish_name", lambda _: "Stockfish test")
+    assert c.label_phase() == 4
+    assert seen == [[START], [new[0][1], new[1][1]], [new[2][1]]]
+
+
 def test_heads_train_and_report(tmp_path):
     """A tiny canonical net with policy and WDL heads trains on real labels: the loss falls and the
     validation record has the policy accuracy."""
