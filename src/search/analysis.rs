@@ -224,11 +224,14 @@ fn root_moves(game: &Game, searchmoves: &[Move]) -> Result<Vec<(u16, Move)>, Mod
     Ok(scored)
 }
 
-/// Per root move (`batch[0]` is the root): the successor's value for the mover when the rules
-/// give it (a stalemate or a dead draw 0.5; a mate `None`, its rule gives 1.0), else a row
-/// appended to `batch` for the position after it.
-fn successor_rows(ordered: &[Move], batch: &mut Vec<EvalRequest>) -> Vec<Successor> {
-    let pos = batch[0].pos.clone();
+/// Per move of `ordered` from `pos`: the successor's value for the mover when the rules give it (a
+/// stalemate or a dead draw 0.5; a mate `None`, its rule gives 1.0), else a row appended to
+/// `batch` for the position after it.
+fn successor_rows(
+    pos: &shakmaty::Chess,
+    ordered: &[Move],
+    batch: &mut Vec<EvalRequest>,
+) -> Vec<Successor> {
     ordered
         .iter()
         .map(|mv| {
@@ -305,7 +308,7 @@ pub fn analyse_on(
     // Per move: the successor's value for the mover when the rules give it, or its row in `batch`.
     let weight = successor_weight.clamp(0.0, 1.0);
     let successor = if weight > 0.0 && successors(caps) {
-        successor_rows(&ordered, &mut batch)
+        successor_rows(pos, &ordered, &mut batch)
     } else {
         vec![Successor::None; ordered.len()]
     };
@@ -313,17 +316,7 @@ pub fn analyse_on(
     if out.len() != batch.len() {
         return Err(InferenceError::TooFewValues.into());
     }
-    let successor_value = |s: &Successor| match *s {
-        Successor::None => None,
-        Successor::Known(v) => Some(v),
-        Successor::Row(r) => out[r]
-            .q
-            .iter()
-            .copied()
-            .reduce(f32::max)
-            .map(|best| 1.0 - best),
-    };
-    let mixed: Vec<Option<f32>> = successor.iter().map(successor_value).collect();
+    let mixed: Vec<Option<f32>> = successor.iter().map(|s| successor_value(s, &out)).collect();
     let root: &Scores = out
         .first()
         .filter(|s| s.q.len() == ordered.len())
@@ -376,6 +369,89 @@ pub fn analyse_on(
         wdl: root.wdl,
         draw_shift: 0.0,
     })
+}
+
+/// Successor values for only the `width` best moves of an existing one-row `analysis`
+/// ([`analyse_on`] at weight 0, the root's Q after the rules): the moves of highest `win_prob`
+/// that are neither a mate in one nor a repetition draw get Q'(s, a) = (1 − w) · Q(s, a) + w ·
+/// (1 − max_a' Q(s', a')) as in [`analyse_with`], from one more run of at most `width` rows; every
+/// other such move keeps its Q capped just below the lowest of those, so that the choice falls
+/// among them, as the campaign's two-tier labels keep a shallow tail below their deep top
+/// (`training/CAMPAIGN.md`, "Scheme"). This is what the searchless policy plays when the whole
+/// successor batch (1 + moves rows) does not fit its clock; held-out accuracy by width and the
+/// matches that adopted it: `CHANGELOG.md`. Adds the run's rows to `analysis.evals`; nothing
+/// changes when the net is not [`successor_capable`], the weight is 0 or no move qualifies.
+///
+/// # Errors
+/// The evaluator's failure, or too few scores.
+pub fn successor_top(
+    evaluator: &mut dyn Evaluator,
+    caps: Capabilities,
+    game: &Game,
+    analysis: &mut Analysis,
+    successor_weight: f32,
+    width: usize,
+) -> Result<(), ModelError> {
+    let weight = successor_weight.clamp(0.0, 1.0);
+    if weight <= 0.0 || !successors(caps) || width == 0 {
+        return Ok(());
+    }
+    let open = |m: &MoveScore| !m.repetition && m.win_prob < 1.0;
+    let mut top: Vec<usize> = (0..analysis.moves.len())
+        .filter(|&i| open(&analysis.moves[i]))
+        .collect();
+    // Stable: equal values keep ascending action id, the order ties are broken in.
+    top.sort_by(|&a, &b| {
+        analysis.moves[b]
+            .win_prob
+            .total_cmp(&analysis.moves[a].win_prob)
+    });
+    top.truncate(width);
+    if top.is_empty() {
+        return Ok(());
+    }
+    let mut batch = Vec::with_capacity(top.len());
+    let ordered: Vec<Move> = top.iter().map(|&i| analysis.moves[i].mv).collect();
+    let successor = successor_rows(game.position(), &ordered, &mut batch);
+    let out = if batch.is_empty() {
+        Vec::new()
+    } else {
+        evaluator.evaluate(&batch)?
+    };
+    if out.len() != batch.len() {
+        return Err(InferenceError::TooFewValues.into());
+    }
+    let mut floor = f32::INFINITY;
+    for (&i, s) in top.iter().zip(&successor) {
+        let m = &mut analysis.moves[i];
+        if let Some(v) = successor_value(s, &out) {
+            m.win_prob = (1.0 - weight) * m.raw_win_prob + weight * v;
+        }
+        floor = floor.min(m.win_prob);
+    }
+    let below = (floor - 1e-6).max(0.0);
+    for (i, m) in analysis.moves.iter_mut().enumerate() {
+        if open(m) && !top.contains(&i) {
+            m.win_prob = m.win_prob.min(below);
+        }
+    }
+    analysis.evals += out.iter().map(|s| s.rows).sum::<usize>();
+    Ok(())
+}
+
+/// The mover's value of a successor: the rules' value, `1 − max_a' Q(s', a')` from its row of
+/// `out`, or `None` (no successor value: weight 0, or a mate whose rule decides).
+fn successor_value(s: &Successor, out: &[Scores]) -> Option<f32> {
+    match *s {
+        Successor::None => None,
+        Successor::Known(v) => Some(v),
+        Successor::Row(r) => out[r]
+            .q
+            .iter()
+            .copied()
+            .reduce(f32::max)
+            .map(|best| 1.0 - best),
+    }
 }
 
 /// Where a move's successor value comes from in [`analyse_with`].

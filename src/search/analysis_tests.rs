@@ -291,3 +291,110 @@ fn successor_values_come_from_the_same_evaluator_call() {
     assert_eq!(net.0, vec![21, 1]);
     assert_eq!(a.evals, 1);
 }
+
+/// Q by position: at `root`, 0.30 + 0.01 · i for the i-th move of the request (ascending action
+/// id); after the root move `trap` every reply gets 0.95 (a bad move: the opponent wins), after
+/// the others 0.5. One row per position; records the batch sizes.
+struct Trap {
+    root: shakmaty::Chess,
+    trap: shakmaty::Chess,
+    calls: Vec<usize>,
+}
+
+impl Evaluator for Trap {
+    fn evaluate(&mut self, batch: &[EvalRequest]) -> Result<Vec<Scores>, ModelError> {
+        self.calls.push(batch.len());
+        Ok(batch
+            .iter()
+            .map(|r| {
+                let n = r.moves.len();
+                let q = if r.pos == self.root {
+                    (0..n).map(|i| 0.30 + 0.01 * i as f32).collect()
+                } else {
+                    vec![if r.pos == self.trap { 0.95 } else { 0.5 }; n]
+                };
+                Scores {
+                    q,
+                    policy: None,
+                    wdl: None,
+                    modes: vec![0; n],
+                    rows: 1,
+                }
+            })
+            .collect())
+    }
+    fn stats(&self) -> crate::model::EvalStats {
+        crate::model::EvalStats::default()
+    }
+}
+
+#[test]
+fn successor_values_for_the_best_moves_only() {
+    let g = Game::startpos();
+    let root = g.position().clone();
+    let one_row = |net: &mut Trap| analyse_on(net, one_pass(), &g, &[], 0.0).unwrap();
+    let mut net = Trap {
+        root: root.clone(),
+        trap: root.clone(),
+        calls: Vec::new(),
+    };
+    let top = one_row(&mut net);
+    let (first, second) = (top.moves.len() - 1, top.moves.len() - 2);
+    let mut after = root.clone();
+    after.play_unchecked(top.moves[first].mv);
+    net.trap = after;
+    net.calls.clear();
+
+    // Width 2: the root's two best moves get Q' = 0.5 · Q + 0.5 · (1 − max Q'), the runner-up
+    // (0.48, then 0.49) overtakes the trap (0.49, then 0.27), and every other move is capped
+    // below 0.27 (its own Q is up to 0.47).
+    let mut a = one_row(&mut net);
+    successor_top(&mut net, one_pass(), &g, &mut a, 0.5, 2).unwrap();
+    assert_eq!(net.calls, vec![1, 2], "the root, then two successors");
+    assert_eq!(a.evals, 3);
+    assert!((a.moves[first].win_prob - 0.27).abs() < 1e-6);
+    assert!((a.moves[second].win_prob - 0.49).abs() < 1e-6);
+    assert_eq!(a.best(), Some(second));
+    assert!(a.moves[..second]
+        .iter()
+        .all(|m| m.win_prob < 0.27 && m.raw_win_prob >= 0.30));
+    // The whole batch makes the same choice in one run.
+    let full = analyse_on(&mut net, one_pass(), &g, &[], 0.5).unwrap();
+    assert_eq!(full.best(), Some(second));
+    // Width 1 keeps the one-row choice; weight 0, width 0 or a net without values: no run.
+    net.calls.clear();
+    let mut a = one_row(&mut net);
+    successor_top(&mut net, one_pass(), &g, &mut a, 0.5, 1).unwrap();
+    assert_eq!(a.best(), Some(first));
+    let policy_only = Capabilities {
+        value: false,
+        ..one_pass()
+    };
+    for (w, k, caps) in [
+        (0.0, 4, one_pass()),
+        (0.5, 0, one_pass()),
+        (0.5, 4, policy_only),
+    ] {
+        let before: Vec<f32> = a.moves.iter().map(|m| m.win_prob).collect();
+        successor_top(&mut net, caps, &g, &mut a, w, k).unwrap();
+        assert!(a.moves.iter().map(|m| m.win_prob).eq(before));
+    }
+    assert_eq!(
+        net.calls,
+        vec![1, 1],
+        "one row, one successor; nothing after"
+    );
+
+    // A mate in one keeps its rule's 1.0 and takes no row.
+    let mate = Game::from_fen("6k1/5ppp/8/8/8/1q6/5PPP/3R2K1 w - - 0 1", false).unwrap();
+    let mut net = Trap {
+        root: mate.position().clone(),
+        trap: root,
+        calls: Vec::new(),
+    };
+    let mut a = analyse_on(&mut net, one_pass(), &mate, &[], 0.0).unwrap();
+    successor_top(&mut net, one_pass(), &mate, &mut a, 0.5, 3).unwrap();
+    assert_eq!(net.calls, vec![1, 3]);
+    assert_eq!(a.moves[a.best().unwrap()].uci, "d1d8");
+    assert_eq!(a.moves[a.best().unwrap()].win_prob, 1.0);
+}

@@ -6,9 +6,11 @@
 //! Time: one pass normally takes far less than the budget. When the per-row cost measured so far
 //! says the pass would overrun the soft deadline, the moves are ordered by a cheap prior (mates,
 //! captures, promotions, checks) and scored in batches sized to the time left; moves not reached
-//! are left out. The hard deadline is the runner's timer.
+//! are left out. A one-row net whose `SuccessorValue` batch (1 + moves rows) would overrun scores
+//! the root alone, then the successors of as many of its best moves as fit ([`successor_width`],
+//! [`successor_top`]). The hard deadline is the runner's timer.
 
-use super::analysis::{analyse_on, choose, gives_mate, ranked, Analysis};
+use super::analysis::{analyse_on, choose, gives_mate, ranked, successor_top, Analysis};
 use super::control::Control;
 use super::report::{BestMove, Info};
 use super::runner::{Algorithm, Outcome, SearchError};
@@ -16,6 +18,7 @@ use super::sink::{line_score, SearchSink};
 use super::stack::Net;
 use super::{SearchMode, SearchRequest};
 use crate::game::Game;
+use crate::model::cost::RowCost;
 use shakmaty::{Move, Position};
 use std::time::Instant;
 
@@ -66,6 +69,28 @@ pub fn successors_fit(
     };
     soft_left.is_none_or(|s| cost <= SUCCESSOR_SOFT_STRETCH * s)
         && hard_left.is_none_or(|h| 2.0 * cost <= h)
+}
+
+/// The most moves, 2 to `n`, whose successor batch ([`successor_top`]: one row a move) fits the
+/// time left: within `soft_left` (no [`SUCCESSOR_SOFT_STRETCH`]: a narrower batch always fits, so
+/// no one-row move would pay an overspent one back, and 1+0.01 clocks ran out) and, twice over,
+/// within `hard_left`. A batch of k rows is costed as one row alone plus k − 1 rows at the batched
+/// rate (`cost`): small batches pay the fixed cost of a run, which the batched rate of the
+/// 21–40-row batches spreads thin. 0 when not even 2 fit, or nothing was measured.
+pub fn successor_width(
+    cost: &RowCost,
+    n: usize,
+    soft_left: Option<f64>,
+    hard_left: Option<f64>,
+) -> usize {
+    let (Some(one), Some(per_row)) = (cost.estimate_ms(1), cost.per_row_ms()) else {
+        return 0;
+    };
+    let fits = |k: usize| {
+        let ms = one + per_row * (k - 1) as f64;
+        soft_left.is_none_or(|s| ms <= s) && hard_left.is_none_or(|h| 2.0 * ms <= h)
+    };
+    (2..=n).rev().find(|&k| fits(k)).unwrap_or(0)
 }
 
 /// A cheap ordering prior for batches under time pressure: mate in one, then captures by victim
@@ -131,18 +156,34 @@ pub fn evaluate(
         _ => None,
     };
     let Some((target, mut row_ms)) = plan else {
-        let mut weight = req.settings.successor_weight;
+        let weight = req.settings.successor_weight;
         if weight > 0.0 && one_row {
             let hard_ms = req.time.at_go(req.start).hard_ms;
             let left = |t: Option<u64>| t.map(|t| t as f64 - elapsed_ms(req));
             let cost = net.cost.estimate_ms(n + 1);
             if !successors_fit(cost, left(soft_ms), left(hard_ms)) {
-                weight = 0.0;
-                sink.note(&format!(
-                    "short of time: one-pass Q only, no successor values ({} rows, {:.0} ms estimated)",
-                    n + 1,
-                    cost.unwrap_or(f64::NAN)
-                ));
+                // The root alone, then successor values for as many of its best moves as the
+                // time left allows (at least 2; else one-pass Q only).
+                let mut a = timed_analyse(net, &req.game, &req.searchmoves, 0.0)?;
+                let width = successor_width(&*net.cost, n, left(soft_ms), left(hard_ms));
+                if width >= 2 {
+                    let t = Instant::now();
+                    let before = a.evals;
+                    successor_top(net.evaluator, net.caps, &req.game, &mut a, weight, width)?;
+                    net.cost
+                        .record(t.elapsed().as_secs_f64() * 1e3, a.evals - before);
+                    sink.note(&format!(
+                        "short of time: successor values for the {width} best of {n} moves only ({} rows)",
+                        a.evals
+                    ));
+                } else {
+                    sink.note(&format!(
+                        "short of time: one-pass Q only, no successor values ({} rows, {:.0} ms estimated)",
+                        n + 1,
+                        cost.unwrap_or(f64::NAN)
+                    ));
+                }
+                return Ok((a, false));
             }
         }
         return Ok((
@@ -336,6 +377,25 @@ mod tests {
             successors_fit(None, None, None),
             "no clock, nothing measured"
         );
+    }
+
+    #[test]
+    fn successor_width_is_the_widest_batch_within_the_soft_deadline() {
+        let mut cost = RowCost::default();
+        assert_eq!(successor_width(&cost, 20, Some(100.0), Some(400.0)), 0);
+        cost.record(9.0, 1); // one row alone: 9 ms
+        cost.record(45.0, 10); // 4.5 ms a row in a batch
+                               // k rows: 9 + 4.5 · (k − 1) ms.
+        assert_eq!(successor_width(&cost, 20, Some(30.0), Some(400.0)), 5);
+        assert_eq!(
+            successor_width(&cost, 20, Some(30.0), Some(27.0)),
+            2,
+            "twice within the hard limit: 13.5 ms for two rows"
+        );
+        assert_eq!(successor_width(&cost, 20, Some(13.0), Some(400.0)), 0);
+        assert_eq!(successor_width(&cost, 3, Some(1000.0), None), 3, "all");
+        assert_eq!(successor_width(&cost, 20, None, None), 20, "no clock");
+        assert_eq!(successor_width(&cost, 1, None, None), 0, "one move");
     }
 
     #[test]

@@ -182,3 +182,48 @@ fn mcts_hands_a_net_without_a_value_to_the_searchless_policy() {
     assert_eq!(out.best.mv, Some(last_in_action_order()));
     assert_eq!(eval.0, vec![1], "no successors without a value");
 }
+
+#[test]
+fn short_of_time_the_best_moves_still_get_successor_values() {
+    // A clock whose soft deadline the whole successor batch (21 rows at 5 ms) overruns but 1 + 4
+    // rows fit: the root alone, then the successors of its 4 best moves.
+    let go = GoParams {
+        movetime: Some(60),
+        ..GoParams::default()
+    };
+    let mut req = request(Settings::default());
+    req.time = TimeManager::new(&go, true, 0);
+    let notes = Arc::new(Notes::default());
+    let sink = SearchSink::new(Arc::clone(&notes) as Arc<dyn Listener>);
+    let ctl = Control::new(Deadlines::none(req.start));
+    let mut cost = RowCost::default();
+    cost.record(5.0, 1);
+    cost.record(100.0, 20);
+    let mut eval = OnePass::default();
+    let mut net = Net {
+        evaluator: &mut eval,
+        caps: caps("multi_action_value", true),
+        cost: &mut cost,
+    };
+    let (a, partial) = evaluate(&mut net, &req, Some(50), &sink).unwrap();
+    assert!(!partial);
+    let width = eval.0[1];
+    assert!(eval.0[0] == 1 && (2..20).contains(&width), "{:?}", eval.0);
+    assert_eq!(a.evals, 1 + width);
+    let notes = notes.0.lock().clone();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains(&format!("successor values for the {width} best of 20"))),
+        "{notes:?}"
+    );
+    // The fake's best root move (Q 0.9) leads the successor batch, whose first row the fake also
+    // rates as a root (best reply 0.9): 0.4 · 0.9 + 0.6 · 0.1. The other three of the width mix
+    // to 0.4 · 0.4 + 0.6 · 0.2, and every move outside it is capped below that.
+    let best = a.best().unwrap();
+    assert_eq!(a.moves[best].uci, last_in_action_order());
+    assert!((a.moves[best].win_prob - 0.42).abs() < 1e-6);
+    let mixed = a.moves.iter().filter(|m| (m.win_prob - 0.28).abs() < 1e-6);
+    assert_eq!(mixed.count(), width - 1);
+    assert!(a.moves.iter().all(|m| m.win_prob <= 0.42));
+}

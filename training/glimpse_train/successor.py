@@ -16,7 +16,8 @@ and the first maximum wins, as in the engine.
 with the accuracy at each ``b`` and a JSON report. ``--value-mix L …`` repeats the grid with the successor's value
 taken as (1 − L) · (1 − max_a' Q(s', a')) + L · (1 − V(s')), V the net's value head (the expected win probability of
 its ``value`` buckets, trained on the best move's label): a question for the engine's `SuccessorValue` and MCTS's
-leaf value.
+leaf value. ``--top-k K …`` adds the accuracy with successor values for only the K best moves by Q, the others
+left out of the choice: what the engine plays when the whole batch does not fit its clock (``successor_top``).
 """
 
 from __future__ import annotations
@@ -99,13 +100,25 @@ def position_arrays(sess, fen: str, labels: dict[str, float]) -> dict | None:
     return {"q": q, "v": v, "vh": vh, "lp": lp, "mate": fixed == 1.0, "best": keys == keys.max()}
 
 
-def accuracy(recs: list[dict], w: float, b: float, value_mix: float = 0.0) -> float:
+def top_k_mask(q: np.ndarray, mate: np.ndarray, k: int) -> np.ndarray:
+    """The moves a successor batch of width ``k`` scores: the ``k`` highest Q (first maxima first, as the engine
+    orders them) and every mating move; ``k`` 0 or at least the moves: all of them."""
+    if k <= 0 or k >= len(q):
+        return np.ones(len(q), bool)
+    keep = np.zeros(len(q), bool)
+    keep[np.argsort(-q, kind="stable")[:k]] = True
+    return keep | mate
+
+
+def accuracy(recs: list[dict], w: float, b: float, value_mix: float = 0.0, top_k: int = 0) -> float:
     """Share of ``recs`` whose chosen move (first maximum of (1 − w)·Q + w·V + b·ln P; a mate first) is best, V =
-    (1 − ``value_mix``) · ``v`` + ``value_mix`` · ``vh``."""
+    (1 − ``value_mix``) · ``v`` + ``value_mix`` · ``vh``; ``top_k`` > 0: chosen among ``top_k_mask``'s moves only
+    (successor values for the top ``top_k`` by Q, 1 + ``top_k`` rows instead of 1 + moves)."""
     hits = 0
     for r in recs:
         v = r["v"] if value_mix == 0 else (1 - value_mix) * r["v"] + value_mix * r["vh"]
         score = np.where(r["mate"], 2.0, (1 - w) * r["q"] + w * v + b * r["lp"])
+        score = np.where(top_k_mask(r["q"], r["mate"], top_k), score, -np.inf)
         hits += bool(r["best"][int(np.argmax(score))])
     return hits / max(len(recs), 1)
 
@@ -119,6 +132,8 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--value-mix", type=float, nargs="+", default=[0.0], metavar="L",
                     help="shares of the value head in the successor's value, one grid each (default 0)")
+    ap.add_argument("--top-k", type=int, nargs="+", default=[], metavar="K",
+                    help="also: accuracy at the weights with successor values for only the K best moves by Q")
     a = ap.parse_args(argv)
     items = held_out(a.shared)
     if not items:
@@ -142,6 +157,13 @@ def main(argv=None) -> int:
         for w, row in grid.items():
             print(f"successor: w {w}: " + "  ".join(f"{v:.2f}" for v in row.values()))
     rep = {"net": a.net, "positions": len(recs), "accuracy_percent": grids[str(a.value_mix[0])]}
+    if a.top_k:
+        widths = {str(k): {str(w): round(100 * accuracy(recs, w, 0.0, a.value_mix[0], k), 2) for w in WEIGHTS}
+                  for k in a.top_k}
+        print(f"successor: successor values for the K best moves by Q only; rows K, columns w {list(WEIGHTS)} (b 0)")
+        for k, row in widths.items():
+            print(f"successor: K {k}: " + "  ".join(f"{v:.2f}" for v in row.values()))
+        rep["by_top_k"] = widths
     if len(a.value_mix) > 1:
         rep["by_value_mix"] = grids
     print(json.dumps(rep))

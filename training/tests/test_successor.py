@@ -68,6 +68,19 @@ def test_accuracy_mixes_q_and_v_and_takes_the_first_maximum():
     assert successor.accuracy([rec], 0.5, 0.0, value_mix=1.0) == 0.0
 
 
+def test_top_k_chooses_among_the_best_moves_by_q_only():
+    rec = {"q": np.array([0.6, 0.55, 0.5, 0.1]), "v": np.array([0.1, 0.3, 0.9, 0.9]), "lp": np.zeros(4),
+           "mate": np.array([False, False, False, False]), "best": np.array([False, False, True, False])}
+    assert successor.accuracy([rec], 0.6, 0.0) == 1.0  # all moves: 0.26, 0.40, 0.74, 0.58
+    assert successor.accuracy([rec], 0.6, 0.0, top_k=3) == 1.0
+    assert successor.accuracy([rec], 0.6, 0.0, top_k=2) == 0.0  # move 2 is outside the best 2 by Q
+    assert successor.accuracy([rec], 0.6, 0.0, top_k=1) == 0.0  # Q's own choice
+    assert list(successor.top_k_mask(rec["q"], rec["mate"], 2)) == [True, True, False, False]
+    mate = np.array([False, False, False, True])
+    assert list(successor.top_k_mask(rec["q"], mate, 1)) == [True, False, False, True], "a mate is always in"
+    assert successor.top_k_mask(rec["q"], rec["mate"], 0).all() and successor.top_k_mask(rec["q"], mate, 9).all()
+
+
 def test_cli_on_the_fixture_labels(tmp_path, shared, capsys):
     assert successor.main(["--net", _net(tmp_path), "--shared", shared, "--positions", "12", "--threads", "1"]) == 0
     out = capsys.readouterr().out
@@ -77,4 +90,9 @@ def test_cli_on_the_fixture_labels(tmp_path, shared, capsys):
                            "--value-mix", "0", "1"]) == 0
     both = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["by_value_mix"]
     assert set(both) == {"0.0", "1.0"} and both["0.0"] == rep["accuracy_percent"]
+    assert successor.main(["--net", _net(tmp_path), "--shared", shared, "--positions", "12", "--threads", "1",
+                           "--top-k", "1", "99"]) == 0
+    widths = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["by_top_k"]
+    assert widths["1"]["0.6"] == rep["accuracy_percent"]["0.0"]["0.0"], "one move: Q's own choice"
+    assert widths["99"]["0.6"] == rep["accuracy_percent"]["0.6"]["0.0"], "every move"
     assert successor.main(["--net", str(tmp_path / "missing.onnx"), "--shared", shared]) == 1
