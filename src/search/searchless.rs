@@ -383,9 +383,9 @@ mod tests {
     fn successor_width_is_the_widest_batch_within_the_soft_deadline() {
         let mut cost = RowCost::default();
         assert_eq!(successor_width(&cost, 20, Some(100.0), Some(400.0)), 0);
-        cost.record(9.0, 1); // one row alone: 9 ms
-        cost.record(45.0, 10); // 4.5 ms a row in a batch
-                               // k rows: 9 + 4.5 · (k − 1) ms.
+        // One row alone: 9 ms; 4.5 ms a row in a batch; so k rows: 9 + 4.5 · (k − 1) ms.
+        cost.record(9.0, 1);
+        cost.record(45.0, 10);
         assert_eq!(successor_width(&cost, 20, Some(30.0), Some(400.0)), 5);
         assert_eq!(
             successor_width(&cost, 20, Some(30.0), Some(27.0)),
