@@ -67,7 +67,10 @@ class CampaignConfig:
     # 2026-11-28) are labelled to the end: their share of a phase found nothing
     dagger_levels: str = "1500,1700,1900,2100"  # opponents of the engine's own games, one per label phase in turn:
     # a number under 100 is a Stockfish Skill Level, a larger one a UCI_Elo (UCI_LimitStrength; 15.1 takes 1350-2850)
-    dagger_movetime: float = 0.02  # seconds per move for both sides in those games
+    dagger_movetime: float = 0.02  # Stockfish's seconds per move in those games
+    dagger_engine_movetime: float = 0.06  # the engine's: its Move Overhead (30 ms) leaves it half of 0.06. At
+    # 0.02 (both sides' until 2026-11-29) it had 10 ms, and its hard limit often played the fallback move instead of
+    # the net's (CHANGELOG.md, "Fixed")
     dagger_every: int = 1  # one ply in this many of those games gives a candidate (ChessBench takes every board
     # of its games); at 3, the value until 2026-11-28, the games took about half of a label phase's wall clock
     puzzles: int = 300

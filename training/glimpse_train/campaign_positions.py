@@ -235,12 +235,14 @@ class CampaignPositions:
         cyc = self.label_round
         spec, opponent = dagger_opponent(levels[cyc % len(levels)])
         pgn = os.path.join(self.run_dir, f"dagger-{cyc:04d}.pgn")
-        # Both sides get the full movetime: Stockfish's limited strength picks at depth 1 + int(level) but reads a
-        # hash that the rest of each search filled. Capped at that depth (--b-depth 2 for UCI_Elo 1500) it was far
+        # Stockfish gets its full movetime: its limited strength picks at depth 1 + int(level) but reads a hash
+        # that the rest of each search filled. Capped at that depth (--b-depth 2 for UCI_Elo 1500) it was far
         # weaker: the engine's MCTS games scored 40.0 % (224 games) against 18.4-18.8 % at 20 ms (2026-11-29).
+        # The engine gets dagger_engine_movetime, so that its own moves, not its time-out fallback, make the games.
         net = self.dagger_net()
         cmd = [os.path.join(REPO, ".venv", "bin", "python"), os.path.join(REPO, "tools", "match.py"), "--a", engine,
-               "--b", spec, "--tc", "none", "--movetime", str(self.cfg.dagger_movetime),
+               "--b", spec, "--tc", "none", "--movetime", str(self.cfg.dagger_engine_movetime),
+               "--b-movetime", str(self.cfg.dagger_movetime),
                "--games", str(games), "--concurrency", str(self.cfg.workers), "--seed", str(1000 + cyc),
                "--book", os.path.join(self.shared, "data", "openings", "noob_3moves.epd"), "--maxmoves", "150",
                "--pgn", pgn, "--json", pgn[:-4] + ".json", "--quiet"]

@@ -294,6 +294,21 @@ def test_dagger_positions_come_from_engine_games(tmp_path):
     assert sorted(fens) == sorted(campaign_positions.pgn_positions(pgn))
 
 
+def test_dagger_gives_the_engine_its_own_movetime(tmp_path, monkeypatch):
+    """Stockfish keeps --dagger-movetime; the engine gets --dagger-engine-movetime, so that its own moves (not the
+    fallback its hard limit plays) make the games."""
+    from glimpse_train import campaign_positions
+
+    c = _tiny_campaign(tmp_path)
+    c.cfg.dagger_movetime, c.cfg.dagger_engine_movetime = 0.02, 0.07
+    seen = []
+    monkeypatch.setattr(campaign_positions, "run_until_stopped", lambda cmd, *a, **k: seen.append(cmd) or (1, "x"))
+    monkeypatch.setattr(os.path, "exists", lambda p: True)
+    assert c.dagger_positions(50) == []
+    cmd = seen[0]
+    assert cmd[cmd.index("--movetime") + 1] == "0.07" and cmd[cmd.index("--b-movetime") + 1] == "0.02"
+
+
 def test_allot_gives_a_spent_sources_share_to_the_others():
     from glimpse_train.campaign_positions import allot
 
