@@ -19,30 +19,23 @@ import math
 import random
 import time
 
-import chess
-import chess.pgn
-
 from . import raylabel, uci_pipe
+from .campaign_positions import pgn_positions
 from .chessdata import find_stockfish, score_key
 from .labelstore import position_key
 
 
 def game_positions(path: str, positions: int) -> list[str]:
     """The first ``positions`` distinct positions (``position_key``) of the PGN file ``path``, games in file
-    order and plies in game order, a finished game's final position left out (``pgn_positions``' rule)."""
+    order and plies in game order, a finished game's final position left out (``pgn_positions``)."""
     out: list[str] = []
     seen: set[str] = set()
-    with open(path, errors="replace") as f:
-        while len(out) < positions and (game := chess.pgn.read_game(f)) is not None:
-            board = game.board()
-            for mv in game.mainline_moves():
-                board.push(mv)
-                if board.is_game_over() or len(out) >= positions:
-                    break
-                k = position_key(board.fen())
-                if k not in seen:
-                    seen.add(k)
-                    out.append(board.fen())
+    for fen in pgn_positions(path):
+        if len(out) >= positions:
+            break
+        if (k := position_key(fen)) not in seen:
+            seen.add(k)
+            out.append(fen)
     return out
 
 
