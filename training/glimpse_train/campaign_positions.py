@@ -12,11 +12,13 @@ import glob
 import os
 import random
 import subprocess
+import sys
 import tempfile
 import time
 
 import chess
 import chess.pgn
+import onnx
 
 from . import labelstore, raylabel
 from .campaign_config import REPO, SOURCE_FILES, dagger_games, dagger_opponent, parse_mix
@@ -212,12 +214,39 @@ class CampaignPositions:
         return shuffle_runs(out, self.cfg.chunk, self.label_round)
 
     def dagger_net(self) -> str | None:
-        """The net the engine plays its DAgger games with: the campaign's best candidate, else the
-        committed checkpoint, else ``None`` (the engine's embedded default)."""
+        """The net the engine plays its DAgger games with: the int8 twin (:meth:`int8_twin`) of the campaign's
+        best candidate, else of the committed checkpoint, else ``None`` (the engine's embedded default)."""
         for p in (os.path.join(self.run_dir, "best.onnx"), self.checkpoint_onnx):
             if os.path.exists(p):
-                return os.path.abspath(p)
+                return self.int8_twin(os.path.abspath(p))
         return None
+
+    def int8_twin(self, net: str) -> str:
+        """``<run>/dagger-int8.onnx``: the int8 twin of the float32 ``net``, as ``make quantize`` makes the shipped
+        default (``python -m glimpse_train.quantize``, about 2 s), made again whenever its
+        ``glimpse.source_sha256`` is not ``net``'s digest; ``net`` itself, with a log line, when it cannot be
+        made. The engine ships its nets in int8, and at DAgger's movetime the twin's faster runs buy it wider
+        successor batches and more playouts: its games are the shipped engine's, at its strength (``CHANGELOG.md``)."""
+        twin = os.path.join(self.run_dir, "dagger-int8.onnx")
+        digest = labelstore.file_sha256(net)
+        if os.path.exists(twin):
+            try:
+                meta = {m.key: m.value for m in onnx.load(twin, load_external_data=False).metadata_props}
+            except Exception:  # noqa: BLE001 - onnx raises protobuf's DecodeError and others for a bad file
+                meta = {}
+            if meta.get("glimpse.source_sha256") == digest:
+                return twin
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the folder holding glimpse_train
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in (root, os.environ.get("PYTHONPATH")) if x))
+        cmd = ["nice", "-n", str(self.cfg.nice), sys.executable, "-m", "glimpse_train.quantize", "--net", net,
+               "--out", twin, "--check", "0"]
+        p = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if p.returncode != 0 or not os.path.exists(twin):
+            self.log(f"dagger: no int8 twin of {net} (quantize rc {p.returncode}: {p.stderr.strip()[-300:]}); "
+                     "the games use the float32 net")
+            return net
+        self.log(f"dagger: int8 twin {twin} of {net}")
+        return twin
 
     def dagger_positions(self, want: int) -> list[str]:
         """FENs (one ply in ``dagger_every``, by default every ply) from games of the engine (current net;

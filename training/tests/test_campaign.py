@@ -304,9 +304,46 @@ def test_dagger_gives_the_engine_its_own_movetime(tmp_path, monkeypatch):
     seen = []
     monkeypatch.setattr(campaign_positions, "run_until_stopped", lambda cmd, *a, **k: seen.append(cmd) or (1, "x"))
     monkeypatch.setattr(os.path, "exists", lambda p: True)
+    c.dagger_net = lambda: None
     assert c.dagger_positions(50) == []
     cmd = seen[0]
     assert cmd[cmd.index("--movetime") + 1] == "0.07" and cmd[cmd.index("--b-movetime") + 1] == "0.02"
+
+
+def test_dagger_plays_the_int8_twin_of_the_campaign_net(tmp_path):
+    """DAgger's games are the shipped engine's: the int8 twin of the campaign's net, made once per source net
+    (its glimpse.source_sha256) and made again when that net changes; a net that cannot be quantised plays
+    itself."""
+    import onnx
+
+    from glimpse_train.test_models import run_mavp
+
+    c = _tiny_campaign(tmp_path)
+    logs = []
+    c.log = logs.append
+    assert run_mavp("", str(tmp_path / "nets"))
+    net = str(tmp_path / "nets" / "tiny_mavp.onnx")
+
+    def meta(path):
+        return {m.key: m.value for m in onnx.load(path).metadata_props}
+
+    twin = c.int8_twin(net)
+    assert twin == os.path.join(c.run_dir, "dagger-int8.onnx")
+    assert meta(twin)["glimpse.precision"] == "int8"
+    assert meta(twin)["glimpse.source_sha256"] == labelstore.file_sha256(net)
+    made = os.stat(twin).st_mtime_ns
+    assert c.int8_twin(net) == twin and os.stat(twin).st_mtime_ns == made, "the same source: the twin is reused"
+
+    changed = onnx.load(net)
+    changed.metadata_props.add(key="glimpse.description", value="a newer candidate")
+    newer = str(tmp_path / "nets" / "newer.onnx")
+    onnx.save(changed, newer)
+    assert c.int8_twin(newer) == twin and meta(twin)["glimpse.source_sha256"] == labelstore.file_sha256(newer)
+
+    int8 = str(tmp_path / "nets" / "already-int8.onnx")
+    shutil.copyfile(twin, int8)
+    assert c.int8_twin(int8) == int8, "only a float32 net has a twin"
+    assert "the games use the float32 net" in logs[-1] and "only a float32 net" in logs[-1]
 
 
 def test_allot_gives_a_spent_sources_share_to_the_others():
