@@ -21,6 +21,7 @@ import chess.pgn
 import onnx
 
 from . import labelstore, raylabel
+from .data import package_env
 from .campaign_config import REPO, SOURCE_FILES, dagger_games, dagger_opponent, parse_mix
 
 def run_until_stopped(cmd: list[str], stop, cwd: str | None = None, poll: float = 0.5) -> tuple[int | None, str]:
@@ -236,11 +237,9 @@ class CampaignPositions:
                 meta = {}
             if meta.get("glimpse.source_sha256") == digest:
                 return twin
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the folder holding glimpse_train
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in (root, os.environ.get("PYTHONPATH")) if x))
         cmd = ["nice", "-n", str(self.cfg.nice), sys.executable, "-m", "glimpse_train.quantize", "--net", net,
                "--out", twin, "--check", "0"]
-        p = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        p = subprocess.run(cmd, env=package_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         if p.returncode != 0 or not os.path.exists(twin):
             self.log(f"dagger: no int8 twin of {net} (quantize rc {p.returncode}: {p.stderr.strip()[-300:]}); "
                      "the games use the float32 net")

@@ -184,6 +184,13 @@ def usable_cpus() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
+def package_env() -> dict[str, str]:
+    """This process's environment with the folder holding ``glimpse_train`` first on ``PYTHONPATH``: for a fresh
+    interpreter that imports the package (``python -c``, ``python -m glimpse_train.X``) wherever it runs."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in (root, os.environ.get("PYTHONPATH")) if x))
+
+
 def warm_cache(files: list[str], cache_dir: str, workers: int | None = None) -> int:
     """Tokenizes the label files that have no entry in ``cache_dir`` yet (``_file_arrays``), on ``workers``
     Python processes (default: the CPUs this process may use; 1 = in this process), the files shared out
@@ -207,8 +214,7 @@ def warm_cache(files: list[str], cache_dir: str, workers: int | None = None) -> 
         i = load.index(min(load))
         groups[i].append(f)
         load[i] += os.path.getsize(f)
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the folder holding glimpse_train
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in (root, os.environ.get("PYTHONPATH")) if x))
+    env = package_env()
     code = "import sys\nfrom glimpse_train.data import _file_arrays\nfor f in sys.argv[2:]: _file_arrays(f, sys.argv[1])"
     procs = [subprocess.Popen([sys.executable, "-c", code, cache_dir, *g], env=env, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True) for g in groups]
