@@ -18,11 +18,11 @@ import time
 
 import chess
 import chess.pgn
-import onnx
 
 from . import labelstore, raylabel
-from .data import package_env
 from .campaign_config import REPO, SOURCE_FILES, dagger_games, dagger_opponent, parse_mix
+from .data import package_env
+from .onnx_graph import onnx_meta
 
 def run_until_stopped(cmd: list[str], stop, cwd: str | None = None, poll: float = 0.5) -> tuple[int | None, str]:
     """Runs ``cmd`` (stdout discarded, stderr kept) until it exits or ``stop()`` turns true; then it is sent
@@ -232,7 +232,7 @@ class CampaignPositions:
         digest = labelstore.file_sha256(net)
         if os.path.exists(twin):
             try:
-                meta = {m.key: m.value for m in onnx.load(twin, load_external_data=False).metadata_props}
+                meta = onnx_meta(twin)
             except Exception:  # noqa: BLE001 - onnx raises protobuf's DecodeError and others for a bad file
                 meta = {}
             if meta.get("glimpse.source_sha256") == digest:
