@@ -242,7 +242,7 @@ class CampaignPositions:
         p = subprocess.run(cmd, env=package_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         if p.returncode != 0 or not os.path.exists(twin):
             self.log(f"dagger: no int8 twin of {net} (quantize rc {p.returncode}: {p.stderr.strip()[-300:]}); "
-                     "the games use the float32 net")
+                     "the games use that net as it is")
             return net
         self.log(f"dagger: int8 twin {twin} of {net}")
         return twin

@@ -343,7 +343,7 @@ def test_dagger_plays_the_int8_twin_of_the_campaign_net(tmp_path):
     int8 = str(tmp_path / "nets" / "already-int8.onnx")
     shutil.copyfile(twin, int8)
     assert c.int8_twin(int8) == int8, "only a float32 net has a twin"
-    assert "the games use the float32 net" in logs[-1] and "only a float32 net" in logs[-1]
+    assert "the games use that net as it is" in logs[-1] and "only a float32 net" in logs[-1]
 
 
 def test_allot_gives_a_spent_sources_share_to_the_others():
