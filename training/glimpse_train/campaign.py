@@ -32,7 +32,9 @@ One cycle:
 5. **Record**: a row in ``training/campaign/<run>-curve.csv`` and the PNG beside it (positions labelled,
    position-passes, wall hours against held-out action accuracy and puzzle accuracy).
 
-Campaign state (cycle, phase timings, the sources' cursors) is ``runs/<run>/campaign.json``.
+Campaign state (cycle, phase timings, the sources' cursors) is ``runs/<run>/campaign.json``; its part that the
+curve cannot give back (``PROGRESS_KEYS``: wall seconds, label round, cursors, rate) is also written to the
+committed ``training/campaign/<run>-progress.json``, which a fresh clone resumes from (``merge_progress``).
 
 The parts live beside this module: ``campaign_config`` (knobs, state, clocks), ``campaign_positions`` (the
 sources), ``campaign_label`` (the label phase), ``campaign_train`` (the train phase), ``campaign_gate``
@@ -54,8 +56,8 @@ import numpy as np
 from . import chessdata, labelstore, raylabel
 from .campaign_config import (BUSY_FOR_RATE, CAMPAIGN_MODEL, CURVE_FIELDS, REPO, SOURCES,  # noqa: F401
                               TRAIN_BATCH_KEY, TRAIN_STEP_KEY, CampaignConfig, PhaseClock, decay_scale,
-                              dagger_opponent, gpu_backend, load_state, parse_mix, save_state, seed_from_curve,
-                              shard_due, train_wanted)
+                              dagger_opponent, gpu_backend, load_state, merge_progress, parse_mix, save_progress,
+                              save_state, seed_from_curve, shard_due, train_wanted)
 from .campaign_gate import CampaignGate, plot_curve  # noqa: F401
 from .campaign_label import CampaignLabelling
 from .campaign_metrics import BLEND_MIN_POLICY, BLEND_WEIGHT, HeldOut, head_accuracies, policy_accuracy  # noqa: F401
@@ -109,6 +111,10 @@ class Campaign(CampaignPositions, CampaignLabelling, CampaignTraining, CampaignG
                 self.state.update(seeded)
                 self.log(f"no {self.state_path}: resuming the curve at cycle {seeded['cycle']} "
                          f"(gate bar {seeded['best_accuracy']}, {seeded['passes_offset']} position-passes so far)")
+            if os.path.exists(self.progress_path):
+                merge_progress(self.state, load_state(self.progress_path))
+                self.log(f"progress from {self.progress_path}: {self.state['wall_seconds'] / 3600:.2f} wall hours, "
+                         f"label round {self.label_round}, cursors {self.state['cursor']}")
         self.stockfish = stockfish
         self.stop = SignalStop()
         self._known: set[str] | None = None
@@ -128,6 +134,17 @@ class Campaign(CampaignPositions, CampaignLabelling, CampaignTraining, CampaignG
     @property
     def curve_csv(self) -> str:
         return os.path.join(self.out_dir, f"{self.cfg.run}-curve.csv")
+
+    @property
+    def progress_path(self) -> str:
+        """``<out>/<run>-progress.json`` beside the curve (``PROGRESS_KEYS``): what a fresh clone resumes from
+        besides the curve, so its wall hours, DAgger rounds and self-play seeds go on instead of starting over."""
+        return os.path.join(self.out_dir, f"{self.cfg.run}-progress.json")
+
+    def save(self) -> None:
+        """Writes the state (``runs/<run>/campaign.json``) and its committed part (``progress_path``)."""
+        save_state(self.state_path, self.state)
+        save_progress(self.progress_path, self.state)
 
     def files(self) -> list[str]:
         return labelstore.label_files(self.shared, self.store.root)
@@ -187,7 +204,7 @@ class Campaign(CampaignPositions, CampaignLabelling, CampaignTraining, CampaignG
         self.record(row)
         self.state.update(cycle=cyc + 1, passes_offset=passes)
         self.state.pop("labelled_cycle", None)
-        save_state(self.state_path, self.state)
+        self.save()
         self.log("adopt: cycle " + " ".join(f"{k}={v}" for k, v in row.items()))
         rep["adopted"] = True
         return rep
@@ -208,10 +225,10 @@ class Campaign(CampaignPositions, CampaignLabelling, CampaignTraining, CampaignG
             n = self.label_with_ray()
             self.state["wall_seconds"] = self.state.get("wall_seconds", 0.0) + (time.time() - t0)
             self.state["labelled_cycle"] = self.state["cycle"]
-            save_state(self.state_path, self.state)
+            self.save()
             self.log(f"label: {n} positions labelled; store {self.store.totals()}")
             phases += 1
-        save_state(self.state_path, self.state)
+        self.save()
         self.log("campaign stopped; `make campaign` resumes")
 
     def run(self) -> None:
@@ -236,7 +253,7 @@ class Campaign(CampaignPositions, CampaignLabelling, CampaignTraining, CampaignG
                 self.log(f"label: {n} positions labelled; store {self.store.totals()}")
                 if not self.stop():
                     self.state["labelled_cycle"] = cyc
-                save_state(self.state_path, self.state)
+                self.save()
             if self.stop():
                 break
             ds = MemDataset(self.files(), cache, self.log)
@@ -252,8 +269,8 @@ class Campaign(CampaignPositions, CampaignLabelling, CampaignTraining, CampaignG
             self.record(row)
             self.log("cycle " + " ".join(f"{k}={v}" for k, v in row.items()))
             self.state["cycle"] = cyc + 1
-            save_state(self.state_path, self.state)
-        save_state(self.state_path, self.state)
+            self.save()
+        self.save()
         self.log("campaign stopped; `make campaign` resumes")
 
 

@@ -139,6 +139,34 @@ def save_state(path: str, st: dict) -> None:
     os.replace(tmp, path)
 
 
+#: The state a fresh clone could not rebuild from the curve, kept beside it (``<out>/<run>-progress.json``,
+#: committed with the label shards): wall seconds (label-only phases add no curve row), the label round (DAgger
+#: seeds and opponents), the sources' cursors (self-play game seeds) and the labelling rate (positions/s a worker).
+PROGRESS_KEYS = ("wall_seconds", "label_round", "cursor", "rate")
+
+
+def save_progress(path: str, st: dict) -> None:
+    """Writes ``st``'s ``PROGRESS_KEYS`` to ``path`` (atomically, as ``save_state``)."""
+    save_state(path, {k: st[k] for k in PROGRESS_KEYS if k in st})
+
+
+def merge_progress(st: dict, progress: dict) -> dict:
+    """``st`` (a fresh machine's state, seeded from the curve) brought up to a committed ``progress``
+    (``save_progress``): the larger wall seconds and label round, each cursor at the further of the two, the
+    progress's rate where ``st`` has none. Nothing goes back: a curve row newer than the progress file keeps
+    its hours. Returns ``st``, changed in place."""
+    if progress.get("wall_seconds") is not None:
+        st["wall_seconds"] = max(float(st.get("wall_seconds") or 0.0), float(progress["wall_seconds"]))
+    if progress.get("label_round") is not None:
+        st["label_round"] = max(int(st.get("label_round") or 0), int(progress["label_round"]))
+    cur = st.setdefault("cursor", {})
+    for name, at in (progress.get("cursor") or {}).items():
+        cur[name] = max(int(cur.get(name, 0)), int(at))
+    if st.get("rate") is None and progress.get("rate") is not None:
+        st["rate"] = progress["rate"]
+    return st
+
+
 class PhaseClock:
     """How far a train phase of ``budget`` seconds has got, counted in the CPU time this process used
     (all its threads) divided by the machine's cores, so that time the trainer spends paused (SIGSTOP) or

@@ -277,6 +277,33 @@ def test_a_fresh_clone_resumes_the_curve_not_cycle_zero(tmp_path):
     assert campaign.seed_from_curve(str(tmp_path / "missing.csv")) == {}
 
 
+def test_a_fresh_clone_resumes_the_committed_progress(tmp_path):
+    """Label-only phases add no curve row: their wall hours, label rounds and self-play seeds go into the
+    committed ``<run>-progress.json``, and a machine without the run directory goes on from there (the
+    curve's hours stay when they are the larger)."""
+    c = _tiny_campaign(tmp_path)
+    c.record({"cycle": 52, "store_positions": 100, "position_passes": 1000, "wall_hours": 10.0,
+              "heldout_positions": 40, "action_accuracy": 0.4, "puzzle_accuracy": 0.1, "gate": "best"})
+    c.state.update(wall_seconds=90_000.0, label_round=129, rate=60.5, cursor={"selfplay": 5000, "books": 7})
+    c.state["labelled_cycle"] = 52
+    c.save()
+    kept = json.load(open(c.progress_path))
+    assert kept == {"wall_seconds": 90_000.0, "label_round": 129, "cursor": {"selfplay": 5000, "books": 7},
+                    "rate": 60.5}, "only what the curve cannot give back"
+    shutil.rmtree(tmp_path / "runs")
+    c2 = _tiny_campaign(tmp_path)
+    assert c2.state["cycle"] == 53 and c2.state["passes_offset"] == 1000, "the curve still gives the cycle"
+    assert c2.state["wall_seconds"] == 90_000.0 and c2.label_round == 129 and c2.state["rate"] == 60.5
+    assert c2.state["cursor"] == {"selfplay": 5000, "books": 7}
+    assert "labelled_cycle" not in c2.state
+
+    campaign.save_state(c2.progress_path, {"wall_seconds": 100.0, "label_round": 3, "cursor": {"selfplay": 9}})
+    shutil.rmtree(tmp_path / "runs")
+    c3 = _tiny_campaign(tmp_path)
+    assert c3.state["wall_seconds"] == 36_000.0 and c3.label_round == 53, "an older progress file goes back nowhere"
+    assert c3.state["cursor"] == {"selfplay": 9} and c3.state["rate"] is None
+
+
 @pytest.mark.skipif(not os.path.exists(os.path.join(campaign.REPO, "target", "release", "glimpse"))
                     or not any(os.path.exists(p) for p in chessdata.SF_PATHS), reason="needs the engine and Stockfish")
 def test_dagger_positions_come_from_engine_games(tmp_path):
