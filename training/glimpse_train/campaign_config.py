@@ -13,13 +13,16 @@ import json
 import os
 import time
 
-SOURCES = ("selfplay", "popular", "endgames", "books", "lichess", "dagger")
+SOURCES = ("selfplay", "popular", "endgames", "books", "lichess", "openings", "dagger")
 #: The file sources: files under ``SHARED/data/`` (glob patterns), walked in a fixed shuffled order by a cursor.
 #: ``popular`` and ``endgames`` are labelled to the end by now (``../shared/README.md``); ``books`` are opening
 #: books (UHO 40-60 %: 241,670 positions 8-9 moves in; 2 moves: 40,457), ``lichess`` every position of the
-#: Lichess games (3,970 games of a 1443-2127 player, about 280,000 positions before dedup).
+#: Lichess games (3,970 games of a 1443-2127 player, about 280,000 positions before dedup); ``openings`` the match
+#: books: ``noob_3moves.epd`` (150,932 positions 3 moves in, where the ladder's and DAgger's games start) and every
+#: position of ``8moves_v3.pgn`` (34,700 lines, 164,202 distinct positions): 313,745 distinct, no finding cost.
 SOURCE_FILES = {"popular": ("positions/popularpos_lichess_v3.epd",), "endgames": ("positions/endgames.epd",),
-                "books": ("openings/UHO_4060_v4.epd", "openings/2moves_v1.epd"), "lichess": ("games/*.pgn",)}
+                "books": ("openings/UHO_4060_v4.epd", "openings/2moves_v1.epd"), "lichess": ("games/*.pgn",),
+                "openings": ("openings/noob_3moves.epd", "openings/8moves_v3.pgn")}
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # A label phase whose Stockfish workers used less than this share of their cores (a match or build at normal
 # priority took the rest) does not update the positions-per-second rate that sizes the next phase.
@@ -63,8 +66,8 @@ class CampaignConfig:
     depth: int = 8
     top_k: int = 4
     shallow_depth: int = 2
-    mix: str = "selfplay:0.25,books:0.2,lichess:0.2,dagger:0.35"  # popular and endgames (0.3 and 0.1 until
-    # 2026-11-28) are labelled to the end: their share of a phase found nothing
+    mix: str = "selfplay:0.25,books:0.2,lichess:0.2,openings:0.2,dagger:0.35"  # popular and endgames (0.3 and 0.1
+    # until 2026-11-28) are labelled to the end: their share of a phase found nothing
     dagger_levels: str = "1500,1700,1900,2100"  # opponents of the engine's own games, one per label phase in turn:
     # a number under 100 is a Stockfish Skill Level, a larger one a UCI_Elo (UCI_LimitStrength; 15.1 takes 1350-2850)
     dagger_movetime: float = 0.02  # Stockfish's seconds per move in those games
