@@ -100,7 +100,8 @@ def test_take_new_and_known_keys(tmp_path):
 
 def test_file_sources_pool_books_and_every_position_of_the_games(tmp_path):
     """``books`` pools its EPD files, ``lichess`` every position of every PGN game (a finished game's last one
-    left out), each in one fixed shuffled order; a file that is not there contributes nothing."""
+    left out), ``openings`` an EPD file with a PGN's positions, each in one fixed shuffled order; a file that is
+    not there contributes nothing."""
     import chess
 
     from glimpse_train import campaign_positions as cp
@@ -124,7 +125,13 @@ def test_file_sources_pool_books_and_every_position_of_the_games(tmp_path):
     b.push_uci("d8h4")
     assert b.is_checkmate() and b.fen() not in games
     assert cp.file_source(str(tmp_path), "endgames") == []
-    assert campaign.parse_mix(campaign.CampaignConfig().mix).keys() == {"selfplay", "books", "lichess", "dagger"}
+    assert cp.file_source(str(tmp_path), "openings") == [], "no match books here"
+    (data / "openings" / "noob_3moves.epd").write_text(f"{' '.join(E4.split()[:4])}\n")
+    (data / "openings" / "8moves_v3.pgn").write_text('[Result "*"]\n\n1. d4 d5 *\n')
+    openings = cp.file_source(str(tmp_path), "openings")
+    assert len(openings) == 3 and E4 in openings, "an EPD and every position of a PGN, pooled"
+    assert campaign.parse_mix(campaign.CampaignConfig().mix).keys() == {"selfplay", "books", "lichess", "openings",
+                                                                        "dagger"}
 
 
 def test_memdataset_dedups_across_files_first_wins(tmp_path):
