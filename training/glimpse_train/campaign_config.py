@@ -19,8 +19,7 @@ SOURCES = ("selfplay", "popular", "endgames", "books", "lichess", "openings", "d
 #: books (UHO 40-60 %: 241,670 positions 8-9 moves in; 2 moves: 40,457), ``lichess`` every position of the
 #: Lichess games (3,970 games of a 1443-2127 player, about 280,000 positions before dedup); ``openings`` the match
 #: books: ``noob_3moves.epd`` (150,932 positions 3 moves in, where the ladder's and DAgger's games start) and every
-#: position of ``8moves_v3.pgn`` (34,700 lines, 164,202 distinct positions): 313,745 distinct, no finding cost;
-#: 41 % of the first 194,758 were new to the store (2026-11-30).
+#: position of ``8moves_v3.pgn`` (34,700 lines, 164,202 distinct positions): 313,745 distinct, no finding cost.
 SOURCE_FILES = {"popular": ("positions/popularpos_lichess_v3.epd",), "endgames": ("positions/endgames.epd",),
                 "books": ("openings/UHO_4060_v4.epd", "openings/2moves_v1.epd"), "lichess": ("games/*.pgn",),
                 "openings": ("openings/noob_3moves.epd", "openings/8moves_v3.pgn")}
