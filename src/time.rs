@@ -56,6 +56,11 @@ pub const DEFAULT_MOVES_TO_GO: u64 = 30;
 pub const DEFAULT_SLOW_MOVER: u64 = 150;
 /// Hard limit as a multiple of the optimum, before capping by the time on the clock.
 pub const HARD_FACTOR: u64 = 4;
+/// Without `movestogo` the optimum is at most the clock divided by this (Stockfish's cap of 0.2
+/// times the time left, `timeman.cpp`), so that a game played on its increment keeps about five
+/// increments in reserve: `Slow Mover` 150 spends 1.125 increments a move, which otherwise drains
+/// the clock until only `Move Overhead` is left and a 40 ms stall loses on time.
+pub const CLOCK_SHARE_DIVISOR: u64 = 5;
 
 /// Whether `go` gives a game clock at all: a `go` with only the opponent's time (`go wtime 1000`
 /// with Black to move) counts the mover's as 0, as Stockfish does, so that it still ends.
@@ -77,7 +82,8 @@ pub fn budget(go: &GoParams, white: bool, overhead_ms: u64) -> TimeBudget {
 ///   stops after its first network pass, and no hard limit of its own (a 1 ms one always fired
 ///   before the net answered and played the fallback move; without a clock nothing is lost).
 /// - clock: `avail = own time − overhead` (≥ 1 ms), `optimum = (avail / movestogo +
-///   ¾·increment) · slow_mover / 100` capped by `avail`, `hard = min(avail, 4·optimum)`.
+///   ¾·increment) · slow_mover / 100` capped by `avail` and, without `movestogo`, by a fifth of
+///   the own time ([`CLOCK_SHARE_DIVISOR`]); `hard = min(avail, 4·optimum)`.
 /// - both: the smaller result. Neither: [`TimeBudget::UNLIMITED`].
 ///
 /// `ponder` and `infinite` do not change the budget; the engine applies it from `ponderhit` and
@@ -109,6 +115,10 @@ pub fn scaled_budget(go: &GoParams, white: bool, overhead_ms: u64, slow_mover: u
             .saturating_add(inc.saturating_mul(3) / 4)
             .saturating_mul(slow_mover)
             / 100;
+        let optimum = match go.movestogo {
+            Some(_) => optimum,
+            None => optimum.min(t / CLOCK_SHARE_DIVISOR),
+        };
         let optimum = optimum.clamp(1, avail);
         let hard = optimum.saturating_mul(HARD_FACTOR).min(avail);
         (optimum, Some(hard))
@@ -420,9 +430,9 @@ mod tests {
         );
         assert_eq!(scaled_budget(&g, true, 30, 100), budget(&g, true, 30));
         assert_eq!(scaled_budget(&g, true, 30, 50).optimum_ms, Some(203));
-        // Never beyond the clock, however slow.
+        // Never beyond a fifth of the clock, however slow: (9970/30 + 75) · 10 = 4070 → 2000.
         let b = scaled_budget(&g, true, 30, 1000);
-        assert_eq!((b.optimum_ms, b.hard_ms), (Some(4070), Some(9970)));
+        assert_eq!((b.optimum_ms, b.hard_ms), (Some(2000), Some(8000)));
         let m = GoParams {
             movetime: Some(1000),
             ..go()
@@ -439,6 +449,30 @@ mod tests {
             ..go()
         };
         assert_eq!(budget(&g, true, 0).hard_ms, Some(2_000));
+    }
+
+    #[test]
+    fn a_game_on_its_increment_keeps_a_reserve() {
+        // 10+0.1 at the default `Slow Mover`, every move taking its whole optimum plus a 40 ms
+        // stall (GUI lag, a busy machine): the clock settles near three increments, never at 0.
+        let (inc, stall) = (100i64, 40i64);
+        let mut clock = 10_000i64;
+        let mut lowest = clock;
+        for ply in 0..400 {
+            let g = GoParams {
+                wtime: Some(clock),
+                winc: Some(inc),
+                ..go()
+            };
+            let optimum = scaled_budget(&g, true, 30, DEFAULT_SLOW_MOVER)
+                .optimum_ms
+                .unwrap();
+            clock -= optimum as i64 + stall;
+            assert!(clock > 0, "lost on time at move {ply}: {clock} ms");
+            lowest = lowest.min(clock);
+            clock += inc;
+        }
+        assert!(lowest >= inc, "the reserve fell to {lowest} ms");
     }
 
     #[test]

@@ -195,7 +195,6 @@ fn short_of_time_the_best_moves_still_get_successor_values() {
     req.time = TimeManager::new(&go, true, 0);
     let notes = Arc::new(Notes::default());
     let sink = SearchSink::new(Arc::clone(&notes) as Arc<dyn Listener>);
-    let ctl = Control::new(Deadlines::none(req.start));
     let mut cost = RowCost::default();
     cost.record(5.0, 1);
     cost.record(100.0, 20);
