@@ -58,8 +58,8 @@ pub const DEFAULT_SLOW_MOVER: u64 = 150;
 pub const HARD_FACTOR: u64 = 4;
 /// Without `movestogo` the optimum is at most the clock divided by this (Stockfish's cap of 0.2
 /// times the time left, `timeman.cpp`), so that a game played on its increment keeps about five
-/// increments in reserve: `Slow Mover` 150 spends 1.125 increments a move, which otherwise drains
-/// the clock until only `Move Overhead` is left and a 40 ms stall loses on time.
+/// increments in reserve: at the default `Slow Mover` the optimum exceeds the increment, which
+/// otherwise drains the clock until only `Move Overhead` is left and a late move loses on time.
 pub const CLOCK_SHARE_DIVISOR: u64 = 5;
 
 /// Whether `go` gives a game clock at all: a `go` with only the opponent's time (`go wtime 1000`
@@ -458,7 +458,7 @@ mod tests {
         let (inc, stall) = (100i64, 40i64);
         let mut clock = 10_000i64;
         let mut lowest = clock;
-        for ply in 0..400 {
+        for n in 0..400 {
             let g = GoParams {
                 wtime: Some(clock),
                 winc: Some(inc),
@@ -468,7 +468,7 @@ mod tests {
                 .optimum_ms
                 .unwrap();
             clock -= optimum as i64 + stall;
-            assert!(clock > 0, "lost on time at move {ply}: {clock} ms");
+            assert!(clock > 0, "lost on time at move {n}: {clock} ms");
             lowest = lowest.min(clock);
             clock += inc;
         }
