@@ -100,7 +100,9 @@ class CampaignLabelling:
         busy = core[0] / max(1e-9, lab * c.workers)  # share of the workers' cores spent labelling
         self.log(f"label: {done[0]} positions in {el:.0f} s ({lab:.0f} s labelling, "
                  f"{core[0]:.0f} core-s, {busy:.0%} of {c.workers} cores)")
-        if done[0] and el > 30 and busy >= BUSY_FOR_RATE:
+        # A phase cut short by a stop spread its finding time over the few positions it labelled: its rate
+        # would size the next phase small, so only a phase that ran its course, unstarved, measures it.
+        if done[0] and el > 30 and busy >= BUSY_FOR_RATE and not self.stop():
             self.state["rate"] = round(done[0] / el / c.workers, 2)
         self.state["label_seconds"] = self.state.get("label_seconds", 0.0) + el
         self.state["label_round"] = self.label_round + 1

@@ -619,6 +619,21 @@ def test_label_phase_stretches_to_its_wall_cap_and_a_starved_phase_keeps_the_rat
     assert c.state["rate"] == 0.04, "40 core-s in 800 s on 2 workers is 2.5 % busy: the rate stays"
 
 
+def test_a_label_phase_cut_short_by_a_stop_keeps_the_rate(tmp_path, monkeypatch):
+    """A stop during a phase (SIGTERM) ends it early with its finding time spread over few labels: the
+    positions are kept, the rate that sizes the next phase is not lowered."""
+    c, seen, n = _phase(tmp_path, monkeypatch, core_seconds=800.0, wall=800.0)
+    run = raylabel.run_chunks
+
+    def stopped_run(*a, **kw):
+        c.stop.flag = True  # as SignalStop's handler does
+        return run(*a, **kw)
+
+    monkeypatch.setattr(raylabel, "run_chunks", stopped_run)
+    assert c.label_phase() == n and c.store.totals()["positions"] == n
+    assert c.state["rate"] == 0.04, "the stopped phase does not measure the rate"
+
+
 _SIGTERM_AFTER_LABELLING = """
 import os, signal, sys, time
 sys.path.insert(0, {root!r})
