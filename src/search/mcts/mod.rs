@@ -122,7 +122,7 @@ pub mod defaults {
     pub const POLICY_UNIFORM_MIX: f64 = 0.05;
     /// `PolicyHead`.
     pub const POLICY_HEAD: bool = true;
-    /// `PolicySoftmaxTemp`: 1.4, chosen over 1 by SPRT at 10+0.1 (CHANGELOG.md; Lc0's default is 1.359).
+    /// `PolicySoftmaxTemp`: chosen over 1 by SPRT at 10+0.1 (CHANGELOG.md); Lc0 uses a similar value.
     pub const POLICY_SOFTMAX_TEMP: f64 = 1.4;
     /// `MinibatchSize` (0: by backend, [`MINIBATCH_CPU_PER_THREAD`] × `Threads` or
     /// [`MINIBATCH_GPU`]).
