@@ -6,12 +6,12 @@ One cycle:
 1. **Label** the positions an unstarved phase labels in ``label_minutes`` (its measured rate; a phase whose
    workers got under ``BUSY_FOR_RATE`` of their cores does not update it), stretched up to
    ``label_wall_cap`` × ``label_minutes`` of wall clock, so a match at idle priority lengthens the phase
-   rather than emptying it: new positions from Stockfish self-play at random skill, popular
-   Lichess positions and endgame starts (``../shared/data/positions/``), deduplicated on the first four
-   FEN fields against every labelled position so far; labelled by Stockfish as Ray tasks
-   (``raylabel``; ``RAY_ADDRESS`` for a cluster); a shard goes into the label store (``data/labels/``,
-   committed) every ``shard_minutes`` once it holds ``shard_min_positions``, at the latest every
-   ``shard_max_minutes`` (``shard_due``).
+   rather than emptying it (time stopped by ``kill -STOP`` is left out: ``PauseClock``): new positions from
+   Stockfish self-play at random skill, popular Lichess positions and endgame starts
+   (``../shared/data/positions/``), deduplicated on the first four FEN fields against every labelled
+   position so far; labelled by Stockfish as Ray tasks (``raylabel``; ``RAY_ADDRESS`` for a cluster); a
+   shard goes into the label store (``data/labels/``, committed) every ``shard_minutes`` once it holds
+   ``shard_min_positions``, at the latest every ``shard_max_minutes`` (``shard_due``).
    On a machine with no GPU (and no ``--train-cpu``) the campaign does only this, phase after phase
    (``label_only``): the cores are worth far more as labels than as CPU training passes.
 2. **Train** for ``train_minutes`` (``PhaseClock``: CPU time over cores, so pauses and matches at idle
@@ -55,9 +55,9 @@ import numpy as np
 
 from . import chessdata, labelstore, raylabel
 from .campaign_config import (BUSY_FOR_RATE, CAMPAIGN_MODEL, CURVE_FIELDS, REPO, SOURCES,  # noqa: F401
-                              TRAIN_BATCH_KEY, TRAIN_STEP_KEY, CampaignConfig, PhaseClock, decay_scale,
-                              dagger_opponent, gpu_backend, load_state, merge_progress, parse_mix, save_progress,
-                              save_state, seed_from_curve, shard_due, train_wanted)
+                              TRAIN_BATCH_KEY, TRAIN_STEP_KEY, CampaignConfig, PauseClock, PhaseClock,
+                              decay_scale, dagger_opponent, gpu_backend, load_state, merge_progress, parse_mix,
+                              save_progress, save_state, seed_from_curve, shard_due, train_wanted)
 from .campaign_gate import CampaignGate, plot_curve  # noqa: F401
 from .campaign_label import CampaignLabelling
 from .campaign_metrics import BLEND_MIN_POLICY, BLEND_WEIGHT, HeldOut, head_accuracies, policy_accuracy  # noqa: F401
@@ -117,6 +117,7 @@ class Campaign(CampaignPositions, CampaignLabelling, CampaignTraining, CampaignG
                          f"label round {self.label_round}, cursors {self.state['cursor']}")
         self.stockfish = stockfish
         self.stop = SignalStop()
+        self.clock = PauseClock()  # started by run(): phases and wall hours leave out SIGSTOP pauses
         self._known: set[str] | None = None
         self._epd: dict[str, list[str]] = {}
 
@@ -220,10 +221,10 @@ class Campaign(CampaignPositions, CampaignLabelling, CampaignTraining, CampaignG
                  f"train phase runs)")
         phases = 0
         while not self.stop() and self.cfg.label_minutes > 0 and (not self.cfg.cycles or phases < self.cfg.cycles):
-            t0 = time.time()
+            t0 = self.clock()
             self.log(f"=== label phase {self.label_round}: store {self.store.totals()}")
             n = self.label_with_ray()
-            self.state["wall_seconds"] = self.state.get("wall_seconds", 0.0) + (time.time() - t0)
+            self.state["wall_seconds"] = self.state.get("wall_seconds", 0.0) + (self.clock() - t0)
             self.state["labelled_cycle"] = self.state["cycle"]
             self.save()
             self.log(f"label: {n} positions labelled; store {self.store.totals()}")
@@ -233,6 +234,7 @@ class Campaign(CampaignPositions, CampaignLabelling, CampaignTraining, CampaignG
 
     def run(self) -> None:
         self.stop.install()
+        self.clock.start()
         cache = self.cache_dir
         gpu = gpu_backend()
         if self.stockfish:
@@ -244,7 +246,7 @@ class Campaign(CampaignPositions, CampaignLabelling, CampaignTraining, CampaignG
         self.log(f"training on {gpu or 'the CPU (--train-cpu)'}")
         while not self.stop() and (not self.cfg.cycles or self.state["cycle"] < self.cfg.cycles):
             cyc = self.state["cycle"]
-            t0 = time.time()
+            t0 = self.clock()
             self.log(f"=== cycle {cyc}: store {self.store.totals()}")
             if self.cfg.label_minutes > 0 and self.state.get("labelled_cycle") == cyc:
                 self.log(f"label: cycle {cyc} already labelled before the restart; training")
@@ -263,7 +265,7 @@ class Campaign(CampaignPositions, CampaignLabelling, CampaignTraining, CampaignG
             tr, step = out["trainer"], out["step"]
             rep = self.export_eval(ds, tr, step, out["params"])
             gated = self.gate(rep, ds)
-            self.state["wall_seconds"] = self.state.get("wall_seconds", 0.0) + (time.time() - t0)
+            self.state["wall_seconds"] = self.state.get("wall_seconds", 0.0) + (self.clock() - t0)
             row = self.curve_row(cyc, rep, len(tr.pd.train_pos), self.state.get("passes_offset", 0) + step * tr.cfg.batch,
                                  step, "best" if gated else "kept")
             self.record(row)

@@ -1,6 +1,6 @@
 """The campaign's settings and bookkeeping (``campaign``): its knobs (``CampaignConfig``) and model
 (``CAMPAIGN_MODEL``), the state file ``runs/<run>/campaign.json`` and its seed from the committed curve,
-and the clocks and schedules a cycle runs by (``shard_due``, ``PhaseClock``, ``decay_scale``,
+and the clocks and schedules a cycle runs by (``shard_due``, ``PhaseClock``, ``PauseClock``, ``decay_scale``,
 ``train_wanted``).
 """
 
@@ -11,6 +11,7 @@ import dataclasses
 import glob
 import json
 import os
+import threading
 import time
 
 SOURCES = ("selfplay", "popular", "endgames", "books", "lichess", "openings", "dagger")
@@ -50,7 +51,7 @@ class CampaignConfig:
 
     run: str = "campaign-l6d128"
     label_minutes: float = 10.0  # sized by the rate of an unstarved phase, stretched up to label_wall_cap ×
-    label_wall_cap: float = 2.0  # a label phase ends after this many × label_minutes of wall clock whatever it did
+    label_wall_cap: float = 2.0  # a label phase ends after this many × label_minutes of wall clock (pauses left out)
     train_minutes: float = 20.0
     lr: float = 0.0  # peak learning rate of the train phases; 0 = the run's config.json (CAMPAIGN_MODEL: 5e-4).
     # A net trained on a GPU machine (batch 1024, decayed) lost held-out accuracy at 5e-4 and batch 64
@@ -188,6 +189,50 @@ class PhaseClock:
 
     def done(self) -> bool:
         return self.elapsed() >= self.budget or self._wall() - self.wall0 >= self.wall_cap * self.budget
+
+
+class PauseClock:
+    """Seconds (from an arbitrary origin, like ``time.monotonic``) that leave out the time this process spent
+    stopped: ``kill -STOP`` … ``kill -CONT`` on the campaign's session, how it is paused for a match or a
+    timing. The label phase's deadline and rate and the campaign's wall hours read it, so a pause neither
+    uses up a phase (its labelling finds the deadline passed and labels nothing) nor counts as campaign time.
+
+    A daemon thread (``start()``) wakes every ``tick`` seconds; a gap longer than ``gap`` seconds between two
+    observations is a stop, and all of it but one ``tick`` is added to ``paused``. A reading observes too, so
+    the first one after a resume already leaves the pause out. Without the thread (not started) nothing is
+    ever counted as a stop. ``now`` is the underlying clock (injectable for tests)."""
+
+    def __init__(self, tick: float = 1.0, gap: float = 30.0, now=time.monotonic):
+        self.tick, self.gap, self._now = tick, gap, now
+        self.paused = 0.0  # seconds counted as stopped so far
+        self._last = now()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> "PauseClock":
+        """Starts the observing thread (once); returns the clock."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="pause-clock", daemon=True)
+            self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(self.tick)
+            self.observe()
+
+    def observe(self) -> None:
+        """Counts the time since the last observation as stopped if it is longer than ``gap``."""
+        with self._lock:
+            t = self._now()
+            if t - self._last > self.gap:
+                self.paused += t - self._last - self.tick
+            self._last = max(self._last, t)
+
+    def __call__(self) -> float:
+        if self._thread is not None:
+            self.observe()
+        return self._now() - self.paused
 
 
 def decay_scale(elapsed: float, total: float, frac: float, to: float) -> float:

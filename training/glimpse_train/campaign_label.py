@@ -1,6 +1,7 @@
 """The campaign's label phase (``campaign``, step 1): candidates (``campaign_positions``) labelled by
 Stockfish as Ray tasks (``raylabel``), written to the label store in shards as they come (``shard_due``),
-sized by the measured rate of an unstarved phase and cut off at ``label_wall_cap`` × ``label_minutes``.
+sized by the measured rate of an unstarved phase and cut off at ``label_wall_cap`` × ``label_minutes``, all
+timed on the campaign's ``PauseClock`` (a ``kill -STOP`` pause does not count).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from .campaign_config import BUSY_FOR_RATE, shard_due
 
 class CampaignLabelling:
     """The labelling part of ``campaign.Campaign`` (a mixin: it uses the campaign's ``cfg``, ``state``,
-    ``store``, ``stockfish``, ``stop``, ``log``, ``scheme()``, ``label_round`` and the
+    ``store``, ``stockfish``, ``stop``, ``clock``, ``log``, ``scheme()``, ``label_round`` and the
     ``campaign_positions.CampaignPositions`` methods)."""
 
     def label_with_ray(self) -> int:
@@ -37,12 +38,12 @@ class CampaignLabelling:
         # what the two-tier scheme and the candidate search together reached on 2 idle cores.
         rate = self.state.get("rate") or 15.0
         n = max(c.chunk * c.workers, int(rate * c.workers * c.label_minutes * 60))
-        t0 = time.time()
+        t0 = self.clock()  # leaves out SIGSTOP pauses (``PauseClock``)
         carried = self.load_pending()
         cands = carried + (self.candidates(n - len(carried)) if len(carried) < n else [])
         self.save_pending(cands)  # a kill from here on loses none of them
         self.log(f"label: {len(cands)} positions ({len(carried)} carried over from the last phase, the rest new; "
-                 f"{time.time() - t0:.0f} s to find), scheme {self.scheme()}")
+                 f"{self.clock() - t0:.0f} s to find), scheme {self.scheme()}")
         if not cands:
             return 0
         src_of = {f: s for s, f in cands}
@@ -84,10 +85,11 @@ class CampaignLabelling:
         # At most two chunks per worker in flight; the phase is sized by the rate of an unstarved phase (n
         # above), and none starts after label_wall_cap × label_minutes: on a machine shared with builds and
         # matches the phase stretches to finish its positions, but not for ever, and training gets its turn.
-        t_label = time.time()
+        t_label = self.clock()
         raylabel.run_chunks(raylabel.label_chunk, chunks, (self.scheme(), self.stockfish, c.nice), on_result,
                             stop=self.stop, on_error=lambda e: self.log(f"label: a chunk was lost: {e!r}"[:500]),
-                            max_in_flight=2 * c.workers, deadline=t0 + c.label_wall_cap * c.label_minutes * 60)
+                            max_in_flight=2 * c.workers, deadline=t0 + c.label_wall_cap * c.label_minutes * 60,
+                            clock=self.clock)
         flush()
         bar.close()
         finished = set(done_fens)
@@ -95,8 +97,8 @@ class CampaignLabelling:
         self.save_pending(left)
         if left:
             self.log(f"label: {len(left)} positions left unlabelled at the deadline, kept for the next phase")
-        el = time.time() - t0
-        lab = time.time() - t_label
+        el = self.clock() - t0
+        lab = self.clock() - t_label
         busy = core[0] / max(1e-9, lab * c.workers)  # share of the workers' cores spent labelling
         self.log(f"label: {done[0]} positions in {el:.0f} s ({lab:.0f} s labelling, "
                  f"{core[0]:.0f} core-s, {busy:.0%} of {c.workers} cores)")

@@ -230,16 +230,17 @@ def ray_shutdown() -> None:
 
 
 def run_chunks(fn, chunks: list, args: tuple, on_result=None, max_retries: int = 3, stop=lambda: False,
-               on_error=None, max_in_flight: int | None = None, deadline: float | None = None) -> list:
+               on_error=None, max_in_flight: int | None = None, deadline: float | None = None,
+               clock=time.time) -> list:
     """Runs ``fn(chunk, *args)`` for every chunk as Ray tasks (``max_retries`` on a lost worker) and
     returns the results in completion order; ``on_result(result)`` is called as each arrives. A chunk
     that still fails after its retries is dropped (the caller sees it as a missing result). When
     ``stop()`` turns true the tasks not yet finished are cancelled (their positions are lost).
     ``on_error(exception)`` hears of every chunk that failed for good (default: printed to stderr).
     ``max_in_flight`` submits at most that many chunks at a time (None: all at once); with it, ``deadline``
-    (a ``time.time()`` value) ends the run gracefully: no chunk is submitted after it, the ones running
-    finish and are kept, the rest are never started (so a loaded machine shortens the phase instead of
-    stretching it)."""
+    (a value of ``clock``, default ``time.time``) ends the run gracefully: no chunk is submitted after it, the
+    ones running finish and are kept, the rest are never started (so a loaded machine shortens the phase
+    instead of stretching it)."""
     import ray
 
     remote = ray.remote(num_cpus=1, max_retries=max_retries)(fn)
@@ -252,7 +253,7 @@ def run_chunks(fn, chunks: list, args: tuple, on_result=None, max_retries: int =
             for ref in pending:
                 ray.cancel(ref, force=True)
             break
-        if deadline is not None and time.time() >= deadline:
+        if deadline is not None and clock() >= deadline:
             todo = []
         while todo and len(pending) < limit:
             pending.append(remote.remote(todo.pop(0), *args))

@@ -570,9 +570,11 @@ def test_train_phase_lr_scale_zero_freezes_weights_and_keeps_the_undecayed_snaps
     assert f"step{s1:07d}.npz" in snaps  # saved when the decay began, before any decayed step
 
 
-def _phase(tmp_path, monkeypatch, core_seconds, wall):
+def _phase(tmp_path, monkeypatch, core_seconds, wall, pause=0.0):
     """One label phase of 48 candidates in two 24-position chunks, each reporting ``core_seconds``, on a fake
-    clock on which the labelling takes ``wall`` seconds; returns (campaign, run_chunks kwargs, positions)."""
+    clock on which the labelling takes ``wall`` seconds, plus ``pause`` seconds stopped (``kill -STOP``) before
+    the first chunk, which the campaign's pause clock leaves out; returns (campaign, run_chunks kwargs,
+    positions)."""
     import random
     import types
 
@@ -589,12 +591,15 @@ def _phase(tmp_path, monkeypatch, core_seconds, wall):
         elif board.fen() not in fens:
             fens.append(board.fen())
     monkeypatch.setattr(c, "candidates", lambda n: [("popular", f) for f in fens[:n]])
-    now = [1000.0]
+    now, paused = [1000.0], [0.0]
     monkeypatch.setattr(campaign_label, "time", types.SimpleNamespace(time=lambda: now[0], strftime=campaign_label.time.strftime))
+    c.clock = lambda: now[0] - paused[0]
     seen = {}
 
     def chunks_run(fn, chunks, args, on_result=None, **kw):
         seen.update(kw)
+        now[0] += pause
+        paused[0] += pause
         for ch in chunks:
             now[0] += wall / len(chunks)
             on_result({"records": [(f, moves_of(f)) for f in ch], "fens": ch, "core_seconds": core_seconds})
@@ -617,6 +622,16 @@ def test_label_phase_stretches_to_its_wall_cap_and_a_starved_phase_keeps_the_rat
     c, seen, n = _phase(tmp_path / "b", monkeypatch, core_seconds=20.0, wall=800.0)
     assert c.label_phase() == n
     assert c.state["rate"] == 0.04, "40 core-s in 800 s on 2 workers is 2.5 % busy: the rate stays"
+
+
+def test_a_pause_during_a_label_phase_neither_uses_it_up_nor_lowers_the_rate(tmp_path, monkeypatch):
+    """A phase stopped by ``kill -STOP`` for an hour (a match) and resumed: the deadline and the rate are timed
+    on the pause clock, so the phase labels on after the resume and its 800 s of work measure the rate (on the
+    wall clock the phase would be 10 % busy and past its deadline)."""
+    c, seen, n = _phase(tmp_path, monkeypatch, core_seconds=800.0, wall=800.0, pause=3600.0)
+    assert c.label_phase() == n
+    assert seen["clock"] is c.clock and seen["deadline"] == 1000.0 + 2.0 * 600
+    assert c.state["rate"] == round(n / 800.0 / 2, 2) and c.state["label_seconds"] == 800.0
 
 
 def test_a_label_phase_cut_short_by_a_stop_keeps_the_rate(tmp_path, monkeypatch):

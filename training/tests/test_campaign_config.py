@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from glimpse_train import campaign
@@ -38,6 +40,58 @@ def test_phase_clock_counts_cpu_time_not_paused_wall_time():
     idle = campaign.PhaseClock(600, cores=2, wall_cap=2.0, cpu=lambda: now["cpu"], wall=lambda: now["wall"])
     now["wall"] += 1200  # a trainer that uses no CPU (GPU) still ends at the wall cap
     assert idle.done()
+
+
+def test_pause_clock_leaves_out_a_stop_longer_than_its_gap():
+    now = [100.0]
+    clock = campaign.PauseClock(tick=1.0, gap=30.0, now=lambda: now[0])
+    now[0] += 1.0
+    clock.observe()
+    now[0] += 20.0  # a slow wake-up under load, shorter than the gap: still running time
+    clock.observe()
+    assert clock.paused == 0.0
+    now[0] += 600.0  # stopped for 600 s: all but one tick is left out
+    clock.observe()
+    assert clock.paused == 599.0
+    assert clock() == now[0] - 599.0
+    now[0] += 900.0  # not started: a reading does not observe, so nothing more is counted
+    assert clock() == now[0] - 599.0
+
+
+_STOPPED = """
+import sys, time
+sys.path.insert(0, {root!r})
+from glimpse_train.campaign_config import PauseClock
+clock = PauseClock(tick=0.05, gap=0.5).start()
+t0 = clock()
+print("ready", flush=True)
+time.sleep(4.0)
+print(round(clock.paused, 2), round(clock() - t0, 2), flush=True)
+"""
+
+
+def test_pause_clock_leaves_out_a_real_sigstop():
+    """A process stopped for 2 s by SIGSTOP during a 4 s sleep and resumed by SIGCONT: its clock counts the
+    2 s as paused and the rest of the sleep as running."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    p = subprocess.Popen([sys.executable, "-c", _STOPPED.format(root=root)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        time.sleep(0.5)
+        os.kill(p.pid, signal.SIGSTOP)
+        time.sleep(2.0)
+        os.kill(p.pid, signal.SIGCONT)
+        paused, ran = map(float, p.stdout.readline().split())
+    finally:
+        p.kill()
+        p.wait()
+    assert 1.5 < paused < 2.5, paused
+    assert 3.9 < ran + paused < 4.8, (ran, paused)  # the 4 s sleep, the stop inside it
 
 
 def test_a_shard_waits_for_enough_positions_but_not_for_ever():
