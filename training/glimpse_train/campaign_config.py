@@ -210,8 +210,11 @@ class PauseClock:
         self._thread: threading.Thread | None = None
 
     def start(self) -> "PauseClock":
-        """Starts the observing thread (once); returns the clock."""
+        """Starts the observing thread (once; the time since the clock was made is running time); returns the
+        clock."""
         if self._thread is None:
+            with self._lock:
+                self._last = self._now()
             self._thread = threading.Thread(target=self._run, name="pause-clock", daemon=True)
             self._thread.start()
         return self

@@ -56,6 +56,9 @@ def test_pause_clock_leaves_out_a_stop_longer_than_its_gap():
     assert clock() == now[0] - 599.0
     now[0] += 900.0  # not started: a reading does not observe, so nothing more is counted
     assert clock() == now[0] - 599.0
+    fresh = campaign.PauseClock(tick=1.0, gap=30.0, now=lambda: now[0])
+    now[0] += 120.0  # made long before it is started: that time ran
+    assert fresh.start()() == now[0] and fresh.paused == 0.0
 
 
 _STOPPED = """
