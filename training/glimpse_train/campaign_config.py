@@ -193,7 +193,7 @@ class PhaseClock:
 
 class PauseClock:
     """Seconds (from an arbitrary origin, like ``time.monotonic``) that leave out the time this process spent
-    stopped: ``kill -STOP`` … ``kill -CONT`` on the campaign's session, how it is paused for a match or a
+    stopped: ``kill -STOP`` … ``kill -CONT`` on the campaign's processes, how it is paused for a match or a
     timing. The label phase's deadline and rate and the campaign's wall hours read it, so a pause neither
     uses up a phase (its labelling finds the deadline passed and labels nothing) nor counts as campaign time.
 
