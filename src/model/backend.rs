@@ -62,8 +62,8 @@ pub struct Scores {
     /// (MCTS then derives its priors from `q`).
     pub policy: Option<Vec<f32>>,
     /// The WDL head's `[win, draw, loss]` probabilities for the side to move (Lc0's WDL head);
-    /// `None` for a net without one, and from a layer that does not run the net (the cache,
-    /// the bare-king rule).
+    /// `None` for a net without one, and from the bare-king rule, which does not run the net (the
+    /// cache keeps the net's).
     pub wdl: Option<[f32; 3]>,
     /// The most likely bucket per requested move (mover's point of view; 0 for a policy
     /// kind); empty from a layer that does not run the net.

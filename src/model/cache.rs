@@ -35,7 +35,7 @@ pub struct EvalCache {
 }
 
 /// One index slot: the position hash and where its values lie in the arena (`n` Q values, then
-/// `n` priors when `POLICY` is set). 24 bytes.
+/// `n` priors when `POLICY` is set, then the 3 WDL probabilities when `WDL` is set). 24 bytes.
 #[derive(Debug, Clone, Copy, Default)]
 struct Slot {
     key: u64,
@@ -46,6 +46,7 @@ struct Slot {
 
 const OCCUPIED: u32 = 1;
 const POLICY: u32 = 2;
+const WDL: u32 = 4;
 /// Bytes of one index slot.
 const SLOT_BYTES: usize = std::mem::size_of::<Slot>();
 
@@ -159,9 +160,14 @@ impl EvalCache {
         }
         self.hits += 1;
         let start = s.start as usize;
+        let wdl_at = start + if s.flags & POLICY != 0 { 2 * n } else { n };
         Some(Scores {
             q: self.arena[start..start + n].to_vec(),
             policy: (s.flags & POLICY != 0).then(|| self.arena[start + n..start + 2 * n].to_vec()),
+            wdl: (s.flags & WDL != 0).then(|| {
+                let w = &self.arena[wdl_at..wdl_at + 3];
+                [w[0], w[1], w[2]]
+            }),
             ..Scores::default()
         })
     }
@@ -171,7 +177,8 @@ impl EvalCache {
     pub fn insert(&mut self, hash: u64, scores: &Scores) {
         let n = scores.q.len();
         let policy = scores.policy.as_ref().filter(|p| p.len() == n);
-        let need = n * if policy.is_some() { 2 } else { 1 };
+        let need =
+            n * if policy.is_some() { 2 } else { 1 } + if scores.wdl.is_some() { 3 } else { 0 };
         if n == 0 || n > u32::MAX as usize || !self.reserve() || need > self.arena.len() {
             return;
         }
@@ -187,13 +194,18 @@ impl EvalCache {
         if let Some(p) = policy {
             self.arena[start + n..start + 2 * n].copy_from_slice(p);
         }
+        if let Some(wdl) = scores.wdl {
+            self.arena[start + need - 3..start + need].copy_from_slice(&wdl);
+        }
         self.used += need;
         self.entries += 1;
         self.index[i] = Slot {
             key: hash,
             start: start as u64,
             n: n as u32,
-            flags: OCCUPIED | if policy.is_some() { POLICY } else { 0 },
+            flags: OCCUPIED
+                | if policy.is_some() { POLICY } else { 0 }
+                | if scores.wdl.is_some() { WDL } else { 0 },
         };
     }
 
@@ -220,8 +232,7 @@ impl EvalCache {
 }
 
 /// An [`Evaluator`] that answers [`Evaluator::probe`] from the cache and stores every result the
-/// inner evaluator returns under the request's `hash` (values and priors; not the WDL, which only
-/// the root's info line reads: MCTS asks for it again when it needs it).
+/// inner evaluator returns under the request's `hash` (values, priors and the WDL head's numbers).
 pub struct Cached<'a> {
     cache: &'a mut EvalCache,
     inner: &'a mut dyn Evaluator,
@@ -272,6 +283,11 @@ mod tests {
         }
     }
 
+    fn with_wdl(mut s: Scores, wdl: [f32; 3]) -> Scores {
+        s.wdl = Some(wdl);
+        s
+    }
+
     #[test]
     fn values_and_priors_round_trip_and_a_different_move_count_misses() {
         let mut c = EvalCache::new(1 << 16);
@@ -284,6 +300,24 @@ mod tests {
         assert_eq!(c.get(7, 3), None);
         assert_eq!((c.hits, c.lookups), (2, 5));
         assert_eq!(c.len(), 2);
+    }
+
+    #[test]
+    fn the_wdl_head_round_trips_with_and_without_priors() {
+        let mut c = EvalCache::new(1 << 16);
+        let (a, b) = ([0.5, 0.3, 0.2], [0.1, 0.25, 0.65]);
+        c.insert(1, &with_wdl(scores(5, 1, true), a));
+        c.insert(2, &with_wdl(scores(4, 2, false), b));
+        c.insert(3, &scores(3, 3, true));
+        assert_eq!(c.get(1, 5), Some(with_wdl(scores(5, 1, true), a)));
+        assert_eq!(c.get(2, 4), Some(with_wdl(scores(4, 2, false), b)));
+        assert_eq!(
+            c.get(3, 3),
+            Some(scores(3, 3, true)),
+            "no WDL stored, none returned"
+        );
+        // The next entry starts after the WDL: its values are not overwritten.
+        assert_eq!(c.get(1, 5).unwrap().q, scores(5, 1, true).q);
     }
 
     #[test]

@@ -239,8 +239,8 @@ impl Mcts {
 }
 
 /// Gives an evaluated root its WDL head when the tree lacks it (a root reused from the last
-/// search, or answered from the cache, which keeps no WDL): one evaluation of the root through
-/// the stack. Nothing for a root not yet evaluated (its expansion brings the head).
+/// search): from the cache when it holds the root with its WDL, else one evaluation of the root
+/// through the stack. Nothing for a root not yet evaluated (its expansion brings the head).
 pub(super) fn root_wdl(tree: &mut Tree, evaluator: &mut dyn Evaluator) {
     if tree.root_wdl.is_some() || !tree.root().expanded {
         return;
@@ -251,6 +251,10 @@ pub(super) fn root_wdl(tree: &mut Tree, evaluator: &mut dyn Evaluator) {
         return;
     }
     let hash = position_hash(&pos);
+    if let Some(wdl) = evaluator.probe(hash, moves.len()).and_then(|s| s.wdl) {
+        tree.root_wdl = Some(wdl);
+        return;
+    }
     if let Ok(scores) = evaluator.evaluate(&[EvalRequest { pos, moves, hash }]) {
         tree.root_wdl = scores.first().and_then(|s| s.wdl);
     }

@@ -20,6 +20,8 @@
 //!   With `QInitVisits` k > 0 the action-value net's own Q(s, a) enters as k visits instead:
 //!   Q = (W + k·Q_net)/(N + k), so an unvisited child starts at Q_net and its first visit blends
 //!   the successor's value with Q_net as the searchless `SuccessorValue` policy does.
+//!   With `LeafWdlWeight` λ > 0 a new leaf's value mixes in the net's WDL head (for a net that
+//!   has one): V(s) = λ·(W + D/2) + (1 − λ)·max_a Q(s, a) ([`leaf_value`]).
 //!   Values are stored from the point of view of the player who made the move into the node, so
 //!   a backup alternates v ↦ 1 − v.
 //! - **Batching**: up to `MinibatchSize` leaves per network call (0: 1 a thread on the CPU, 256
@@ -68,6 +70,9 @@ pub struct MctsParams {
     /// PUCT is (W + k·Q_net)/(N + k) and an unvisited child starts at Q_net instead of the FPU
     /// value; 0 = off (AlphaZero/Lc0: visited children by W/N alone, unvisited by FPU).
     pub q_init_visits: f32,
+    /// `LeafWdlWeight` λ ∈ [0, 1]: a new leaf's value is λ·(W + D/2) from the net's WDL head plus
+    /// (1 − λ)·max_a Q(s, a) ([`leaf_value`]); 0 = max Q alone, as without a head.
+    pub leaf_wdl_weight: f32,
     /// `PolicyTemperature` τ of the priors' softmax over Q (win-probability scale).
     pub policy_temperature: f32,
     /// `PolicyTopK`: moves that get softmax mass (0 = all).
@@ -114,6 +119,8 @@ pub mod defaults {
     pub const FPU_REDUCTION: f64 = 0.3;
     /// `QInitVisits`.
     pub const Q_INIT_VISITS: f64 = 0.0;
+    /// `LeafWdlWeight`.
+    pub const LEAF_WDL_WEIGHT: f64 = 0.0;
     /// `PolicyTemperature`.
     pub const POLICY_TEMPERATURE: f64 = 0.1;
     /// `PolicyTopK`.
@@ -165,6 +172,7 @@ impl Default for MctsParams {
             c_puct_base: defaults::C_PUCT_BASE as f32,
             fpu_reduction: defaults::FPU_REDUCTION as f32,
             q_init_visits: defaults::Q_INIT_VISITS as f32,
+            leaf_wdl_weight: defaults::LEAF_WDL_WEIGHT as f32,
             policy_temperature: defaults::POLICY_TEMPERATURE as f32,
             policy_top_k: defaults::POLICY_TOP_K as usize,
             policy_uniform_mix: defaults::POLICY_UNIFORM_MIX as f32,
@@ -356,6 +364,24 @@ pub fn head_priors(policy: &[f32], softmax_temp: f32, uniform_mix: f32) -> Vec<f
         .iter()
         .map(|w| ((1.0 - eps) * w / total + eps / n as f64) as f32)
         .collect()
+}
+
+/// A new leaf's value for its side to move, in [0, 1]: λ·(W + D·d) + (1 − λ)·max_a Q(s, a), with
+/// `q` the children's values (rule values included), `wdl` the WDL head's `[win, draw, loss]`,
+/// d = `draw` the side to move's value of a draw (0.5, or moved by `DrawScore`) and λ = `weight`
+/// clamped to [0, 1]. Max Q alone when λ is 0, without a head (`None`) or when a child is a win
+/// for the mover (Q 1: mate in one, a won tablebase ending), which the rules prove. AlphaZero and
+/// Lc0 back up their value head's V(s); the action-value net's max Q ([`Tree`]'s default)
+/// answers the same question from the moves.
+pub fn leaf_value(q: &[f32], wdl: Option<[f32; 3]>, weight: f32, draw: f32) -> f32 {
+    let max_q = q.iter().copied().fold(0.0, f32::max);
+    let weight = weight.clamp(0.0, 1.0);
+    match wdl {
+        Some([w, d, _]) if weight > 0.0 && max_q < 1.0 && (w + draw * d).is_finite() => {
+            weight * (w + draw * d).clamp(0.0, 1.0) + (1.0 - weight) * max_q
+        }
+        _ => max_q,
+    }
 }
 
 /// AlphaZero's exploration rate c(s) = c_init + ln((1 + N(s) + c_base)/c_base).

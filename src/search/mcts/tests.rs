@@ -441,3 +441,23 @@ fn proven_loss_reports_negative_mate() {
     let best = &tree.lines(&[], 1)[0];
     assert_eq!(best.mate(), Some(-1));
 }
+
+#[test]
+fn leaf_value_mixes_the_wdl_head_with_max_q() {
+    let q = [0.2, 0.6, 0.4];
+    let wdl = Some([0.5, 0.4, 0.1]); // W + D/2 = 0.7
+    assert_eq!(leaf_value(&q, wdl, 0.0, 0.5), 0.6);
+    assert!((leaf_value(&q, wdl, 0.5, 0.5) - 0.65).abs() < 1e-6);
+    assert!((leaf_value(&q, wdl, 1.0, 0.5) - 0.7).abs() < 1e-6);
+    assert!(
+        (leaf_value(&q, wdl, 7.0, 0.5) - 0.7).abs() < 1e-6,
+        "λ is clamped to 1"
+    );
+    // DrawScore moves the draw's value: W + D·0.25 = 0.6.
+    assert!((leaf_value(&q, wdl, 1.0, 0.25) - 0.6).abs() < 1e-6);
+    assert_eq!(leaf_value(&q, None, 1.0, 0.5), 0.6, "no head: max Q");
+    // A mate in one (Q 1 by the rules) is a win whatever the head says.
+    assert_eq!(leaf_value(&[0.3, 1.0], wdl, 1.0, 0.5), 1.0);
+    assert_eq!(leaf_value(&q, Some([f32::NAN, 0.0, 0.0]), 1.0, 0.5), 0.6);
+    assert_eq!(leaf_value(&[], wdl, 0.0, 0.5), 0.0);
+}

@@ -3,8 +3,8 @@
 //! principal variations.
 
 use super::{
-    c_puct, head_priors, position_hash, priors, puct_score, MctsParams, Node, Proven, RootLine,
-    NONE,
+    c_puct, head_priors, leaf_value, position_hash, priors, puct_score, MctsParams, Node, Proven,
+    RootLine, NONE,
 };
 use crate::game::{python_fen, Game};
 use crate::search::evaluator::Scores;
@@ -245,8 +245,9 @@ impl Tree {
 
     /// Creates the children of `idx` (position `pos`, `stack` = hashes of the positions before it
     /// and of `pos` itself, oldest first) from the network's Q values for `moves`; terminal
-    /// children get their rule values (a draw: [`Tree::draw_value`]). Returns
-    /// V(s) = max_a Q(s, a) for the side to move.
+    /// children get their rule values (a draw: [`Tree::draw_value`]). Returns the leaf's value
+    /// for the side to move: V(s) = max_a Q(s, a), mixed with the WDL head's W + D/2 by
+    /// `LeafWdlWeight` ([`leaf_value`]).
     pub(super) fn expand(
         &mut self,
         idx: u32,
@@ -318,7 +319,7 @@ impl Tree {
         if idx == 0 {
             self.root_wdl = scores.wdl;
         }
-        q.iter().copied().fold(0.0, f32::max)
+        leaf_value(&q, scores.wdl, params.leaf_wdl_weight, draw)
     }
 
     /// The tablebase outcome of `child` (1, 0, −1 for its side to move) when it was reached by a

@@ -235,6 +235,8 @@ pub const CPUCT_BASE: Key<f64> = Key::new("CPuctBase");
 pub const FPU_REDUCTION: Key<f64> = Key::new("FpuReduction");
 /// Visits the network's own Q(s, a) counts for in PUCT option.
 pub const Q_INIT_VISITS: Key<f64> = Key::new("QInitVisits");
+/// Share of the WDL head in a new MCTS leaf's value option.
+pub const LEAF_WDL_WEIGHT: Key<f64> = Key::new("LeafWdlWeight");
 /// Prior softmax temperature option.
 pub const POLICY_TEMPERATURE: Key<f64> = Key::new("PolicyTemperature");
 /// Prior top-k option.

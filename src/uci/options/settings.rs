@@ -49,6 +49,7 @@ impl Options {
                 c_puct_base: self.value(CPUCT_BASE) as f32,
                 fpu_reduction: self.value(FPU_REDUCTION) as f32,
                 q_init_visits: self.value(Q_INIT_VISITS) as f32,
+                leaf_wdl_weight: self.value(LEAF_WDL_WEIGHT) as f32,
                 policy_temperature: self.value(POLICY_TEMPERATURE) as f32,
                 policy_top_k: self.value(POLICY_TOP_K).max(0) as usize,
                 policy_uniform_mix: self.value(POLICY_UNIFORM_MIX) as f32,

@@ -156,6 +156,12 @@ fn mcts() -> Vec<OptionDecl> {
             help: "MCTS: the net's Q(s, a) counts as this many visits of the move: Q = (W + k Q_net)/(N + k); 0 = off (FPU for unvisited moves)",
         },
         OptionDecl {
+            name: LEAF_WDL_WEIGHT.name,
+            applies: Applies::Mcts,
+            kind: OptionKind::Float { default: mcts::LEAF_WDL_WEIGHT, min: 0.0, max: 1.0 },
+            help: "MCTS: a new leaf's value = this times the WDL head's W + D/2 plus the rest times max Q; 0 = max Q alone",
+        },
+        OptionDecl {
             name: POLICY_TEMPERATURE.name,
             applies: Applies::Mcts,
             kind: OptionKind::Float { default: mcts::POLICY_TEMPERATURE, min: 0.0, max: 10.0 },

@@ -212,6 +212,7 @@ fn every_typed_key_matches_its_declaration() {
         CPUCT_BASE,
         FPU_REDUCTION,
         Q_INIT_VISITS,
+        LEAF_WDL_WEIGHT,
         POLICY_TEMPERATURE,
         POLICY_UNIFORM_MIX,
         POLICY_SOFTMAX_TEMP,
@@ -230,7 +231,7 @@ fn every_typed_key_matches_its_declaration() {
     }
     assert_eq!(
         o.declarations().len(),
-        33,
+        34,
         "every declared option has a key above"
     );
     // MCTS defaults come from one place.
