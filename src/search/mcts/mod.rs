@@ -21,7 +21,8 @@
 //!   Q = (W + k·Q_net)/(N + k), so an unvisited child starts at Q_net and its first visit blends
 //!   the successor's value with Q_net as the searchless `SuccessorValue` policy does.
 //!   With `LeafWdlWeight` λ > 0 a new leaf's value mixes in the net's WDL head (for a net that
-//!   has one): V(s) = λ·(W + D/2) + (1 − λ)·max_a Q(s, a) ([`leaf_value`]).
+//!   has one): V(s) = λ·(W + D·d) + (1 − λ)·max_a Q(s, a), d the draw's value (½ unless `DrawScore`
+//!   moves it; [`leaf_value`]).
 //!   Values are stored from the point of view of the player who made the move into the node, so
 //!   a backup alternates v ↦ 1 − v.
 //! - **Batching**: up to `MinibatchSize` leaves per network call (0: 1 a thread on the CPU, 256
@@ -70,8 +71,9 @@ pub struct MctsParams {
     /// PUCT is (W + k·Q_net)/(N + k) and an unvisited child starts at Q_net instead of the FPU
     /// value; 0 = off (AlphaZero/Lc0: visited children by W/N alone, unvisited by FPU).
     pub q_init_visits: f32,
-    /// `LeafWdlWeight` λ ∈ [0, 1]: a new leaf's value is λ·(W + D/2) from the net's WDL head plus
-    /// (1 − λ)·max_a Q(s, a) ([`leaf_value`]); 0 = max Q alone, as without a head.
+    /// `LeafWdlWeight` λ ∈ [0, 1]: a new leaf's value is λ·(W + D·d) from the net's WDL head (d the
+    /// draw's value, ½ by default) plus (1 − λ)·max_a Q(s, a) ([`leaf_value`]); 0 = max Q alone,
+    /// as without a head.
     pub leaf_wdl_weight: f32,
     /// `PolicyTemperature` τ of the priors' softmax over Q (win-probability scale).
     pub policy_temperature: f32,

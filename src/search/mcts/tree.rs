@@ -246,8 +246,8 @@ impl Tree {
     /// Creates the children of `idx` (position `pos`, `stack` = hashes of the positions before it
     /// and of `pos` itself, oldest first) from the network's Q values for `moves`; terminal
     /// children get their rule values (a draw: [`Tree::draw_value`]). Returns the leaf's value
-    /// for the side to move: V(s) = max_a Q(s, a), mixed with the WDL head's W + D/2 by
-    /// `LeafWdlWeight` ([`leaf_value`]).
+    /// for the side to move: V(s) = max_a Q(s, a), mixed with the WDL head's W + D·d (d the draw's
+    /// value) by `LeafWdlWeight` ([`leaf_value`]).
     pub(super) fn expand(
         &mut self,
         idx: u32,
