@@ -8,12 +8,14 @@ Each mode plays ``tools/gauntlet.py`` against Stockfish 15.1 at ``UCI_Elo`` 1500
 ≤ 2. Per mode the rating is the gauntlet's maximum-likelihood fit over its ``UCI_Elo`` games (one rating
 R, expected score ``1/(1+10^((UCI_Elo−R)/400))``, draws as half points, 95 % interval from the Fisher
 information). The summary ``<out>/ladder.json`` holds both estimates and MCTS − searchless; each mode's
-gauntlet writes ``<out>/<mode>.json`` and ``<out>/<mode>.png`` and the PGNs beside them.
+gauntlet writes ``<out>/<mode>.json`` and ``<out>/<mode>.png`` and the PGNs beside them. ``--option NAME=VALUE``
+sets a UCI option of Glimpse's in every mode (to put a setting on the scale); the defaults otherwise.
 
 Example::
 
     python -m glimpse_tools.ladder --games 40 --out tools/results/ladder
     python -m glimpse_tools.ladder --net training/runs/x/best.onnx --games 4 --modes searchless
+    python -m glimpse_tools.ladder --games 100 --modes mcts --elos 1900 --levels --option PolicySoftmaxTemp=1
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ def gauntlet_args(args: argparse.Namespace, mode: str, out: Path) -> list[str]:
         argv[argv.index("--elos"):argv.index("--elos")] = ["--levels", *map(str, args.levels)]
     if args.net:
         argv += ["--a-option", f"WeightsFile={Path(args.net).resolve()}"]
+    for opt in args.option:
+        argv += ["--a-option", opt]
     return argv
 
 
@@ -63,6 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
                                 epilog=__doc__.split("\n\n", 1)[1])
     p.add_argument("--engine", default=str(el.REPO_ROOT / "target" / "release" / "glimpse"))
     p.add_argument("--net", help="WeightsFile for Glimpse (default: the embedded net)")
+    p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                   help="a UCI option for Glimpse in every mode (repeatable), e.g. PolicySoftmaxTemp=1")
     p.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
     p.add_argument("--elos", nargs="+", type=int, default=[1500, 1700, 1900, 2100])
     p.add_argument("--levels", nargs="*", type=int, default=[0], help="Skill Levels (shown as scores only)")
@@ -79,10 +85,14 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.games % 2:
         build_parser().error("--games must be even (each opening with both colours)")
+    for opt in args.option:
+        name, eq, _ = opt.partition("=")
+        if not eq or not name.strip():
+            build_parser().error(f"--option {opt!r}: expected NAME=VALUE")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     summary: dict = {"date": dt.date.today().isoformat(), "time_control": args.tc, "games_per_opponent": args.games,
-                     "elos": args.elos, "levels": args.levels, "net": args.net or "<embedded>",
+                     "elos": args.elos, "levels": args.levels, "net": args.net or "<embedded>", "options": args.option,
                      "command": "python -m glimpse_tools.ladder " + " ".join(argv if argv is not None else sys.argv[1:]),
                      "modes": {}}
     code = 0

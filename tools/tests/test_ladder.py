@@ -25,6 +25,17 @@ class LadderTest(unittest.TestCase):
         with self.assertRaises(SystemExit):
             ladder.main(["--games", "3"])
 
+    def test_options_reach_glimpse_in_every_mode(self) -> None:
+        args = ladder.build_parser().parse_args(["--option", "PolicySoftmaxTemp=1", "--option", "CPuct=1.2"])
+        for mode in ladder.MODES:
+            argv = ladder.gauntlet_args(args, mode, ladder.Path("/tmp/out"))
+            given = [argv[i + 1] for i, a in enumerate(argv) if a == "--a-option"]
+            self.assertEqual(given[-2:], ["PolicySoftmaxTemp=1", "CPuct=1.2"])
+            self.assertIn(f"SearchMode={mode}", given)
+        for bad in ("PolicySoftmaxTemp", "=1"):
+            with self.assertRaises(SystemExit):
+                ladder.main(["--option", bad, "--out", "/nonexistent/never-written"])
+
     def test_difference_of_two_estimates(self) -> None:
         d = ladder.difference({"elo": 1550, "se": 30}, {"elo": 1700, "se": 40})
         self.assertAlmostEqual(d["elo"], 150)
