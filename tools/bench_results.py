@@ -3,8 +3,8 @@
 Runs the engine's own benchmark twice on one net — searchless (``glimpse bench``) and with MCTS
 (``glimpse bench --mcts --nodes N``) — and keeps every ``Key : value`` line of each report (median ms per
 move, evaluations/s, nodes/s, the bench signature, ...) with the net's name, size and SHA-256, the
-date, the machine (CPU model, cores) and the command. ``make docs`` builds README's speed table and the
-model card's int8 table from these files (``glimpse_tools.docs_tables``).
+date, the machine (CPU model, whether it has VNNI, cores) and the command. ``make docs`` builds README's
+speed table and the model card's int8 table from these files (``glimpse_tools.docs_tables``).
 
 Timings depend on the machine and its load: run it on an idle machine (stop background work first).
 
@@ -57,6 +57,18 @@ def cpu_model() -> str:
     return "unknown"
 
 
+def cpu_has_vnni(cpuinfo: str | None = None) -> bool | None:
+    """Whether the CPU has an int8 dot-product instruction (``avx512_vnni`` or ``avx_vnni`` among the
+    ``/proc/cpuinfo`` flags, or ``cpuinfo``'s text); ``None`` where the flags cannot be read."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            return None
+    flags = next((line.split(":", 1)[1].split() for line in cpuinfo.splitlines() if line.startswith("flags")), None)
+    return None if flags is None else bool({"avx512_vnni", "avx_vnni"} & set(flags))
+
+
 def run_bench(engine: str, args: list[str]) -> dict[str, str]:
     """Runs ``engine bench <args>`` and parses its report. Raises ``RuntimeError`` when it fails."""
     p = subprocess.run([engine, "bench", *args], capture_output=True, text=True, timeout=1800)
@@ -82,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     data = Path(a.weights).read_bytes()
     rep = {"net": os.path.basename(a.weights), "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(),
-           "date": time.strftime("%Y-%m-%d"), "cpu": cpu_model(), "cores": os.cpu_count(),
+           "date": time.strftime("%Y-%m-%d"), "cpu": cpu_model(), "vnni": cpu_has_vnni(), "cores": os.cpu_count(),
            "command": a.command or "python -m glimpse_tools.bench_results " + " ".join(argv or sys.argv[1:]),
            "mcts_nodes": a.nodes, "searchless": searchless, "mcts": mcts}
     Path(a.json).parent.mkdir(parents=True, exist_ok=True)

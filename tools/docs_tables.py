@@ -157,7 +157,8 @@ def bench(r: Results) -> str:
     rows = [["`glimpse bench` signature", f"`{sig}`"], ["median per move (searchless)", ms],
             ["evaluations/s (searchless)", evals], [f"MCTS nodes/s ({b['mcts_nodes']} playouts a position)", nps],
             [f"`glimpse bench --mcts --nodes {b['mcts_nodes']}` signature", f"`{msig}`"]]
-    return (f"`{b['net']}`, {b['date']}, {b['cpu']}, {b['cores']} cores, idle; `{b['command']}`.\n\n"
+    vnni = {True: " (VNNI)", False: " (no VNNI)"}.get(b.get("vnni"), "")
+    return (f"`{b['net']}`, {b['date']}, {b['cpu']}{vnni}, {b['cores']} cores, idle; `{b['command']}`.\n\n"
             + table(["bench", "value"], rows))
 
 
@@ -173,6 +174,16 @@ def heldout(r: Results) -> str:
             ["held-out positions", *[f"{x['val_positions']:,}" for x in reps]]]
     return (", ".join(f"{heldout_command(x)} ({x['date']})" for x in reps) + ".\n\n"
             + table(["metric", *[f"`{x['net']}`" for x in reps]], rows))
+
+
+def ladder_machine(lad: dict) -> str:
+    """``, on a machine at N evaluations/s (`glimpse bench`, VNNI …)`` from a ladder's ``bench`` record, or
+    nothing for a ladder that has none: the fit depends on the machine's speed."""
+    b = lad.get("bench") or {}
+    if not b.get("evaluations_per_s"):
+        return ""
+    vnni = {True: ", VNNI", False: ", no VNNI"}.get(b.get("vnni"), "")
+    return f", on a machine at {b['evaluations_per_s']:.0f} evaluations/s (searchless `glimpse bench`{vnni})"
 
 
 def ladder_record(row: dict) -> str:
@@ -194,7 +205,7 @@ def ladder(r: Results) -> str:
         rows.append(cells)
     rows.append(["**fitted Elo**", ladder_elo(modes["searchless"]), ladder_elo(modes["mcts"])])
     return (f"{lad['date']}, {lad['time_control']}, {lad['games_per_opponent']} games an opponent, paired openings, "
-            f"Stockfish 15.1 `Threads 1`; {ladder_command(lad)} (`tools/results/ladder/`).\n\n"
+            f"Stockfish 15.1 `Threads 1`{ladder_machine(lad)}; {ladder_command(lad)} (`tools/results/ladder/`).\n\n"
             + table(["opponent (Stockfish 15.1)", "searchless", "MCTS"], rows) + ladder_runs(r))
 
 
@@ -209,7 +220,8 @@ def ladder_runs(r: Results) -> str:
             rows = ", ".join(f"{ladder_record(x)} against {x['label'].replace('UCI_Elo', '`UCI_Elo`')}"
                              for x in mode["rows"])
             parts.append(f"{'MCTS' if name == 'mcts' else name} {rows}, fitted Elo {ladder_elo(mode)}")
-        lines.append(f"- {lad['date']}, {lad['time_control']}, {lad['games_per_opponent']} games an opponent: "
+        lines.append(f"- {lad['date']}, {lad['time_control']}, {lad['games_per_opponent']} games an opponent"
+                     f"{ladder_machine(lad)}: "
                      f"{'; '.join(parts)}; {ladder_command(lad)} (`{path.parent.relative_to(r.repo)}/`).")
     return ("\n" + "\n".join(lines) + "\n") if lines else ""
 
@@ -239,7 +251,7 @@ def int8(r: Results) -> str:
             [f"MCTS nodes/s ({ben[0]['mcts_nodes']} playouts)", *[f[3] for f in figs]],
             ["date", *[b["date"] for b in ben]]]
     return (table(["", *[f"`{n}.onnx`" for n in names]], rows)
-            + f"\nCommands: `make heldout NET=weights/<file>`, `make bench-results NET=weights/<file>`.\n")
+            + "\nCommands: `make heldout NET=weights/<file>`, `make bench-results NET=weights/<file>`.\n")
 
 
 def scaling(r: Results) -> str:

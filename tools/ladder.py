@@ -11,6 +11,10 @@ information). The summary ``<out>/ladder.json`` holds both estimates and MCTS âˆ
 gauntlet writes ``<out>/<mode>.json`` and ``<out>/<mode>.png`` and the PGNs beside them. ``--option NAME=VALUE``
 sets a UCI option of Glimpse's in every mode (to put a setting on the scale); the defaults otherwise.
 
+The fit depends on the machine: MCTS searches fewer nodes on a slower one, and ONNX Runtime's int8 kernels differ
+with the CPU (VNNI or not). So before the games ``ladder.json`` records the net's ``glimpse bench`` on this machine
+(``bench``: searchless evaluations/s, its signature, the CPU model and whether it has VNNI); ``--no-bench`` skips it.
+
 Example::
 
     python -m glimpse_tools.ladder --games 40 --out tools/results/ladder
@@ -28,6 +32,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from glimpse_tools import bench_results
 from glimpse_tools import enginelib as el
 from glimpse_tools import gauntlet
 
@@ -44,6 +49,21 @@ def difference(a: dict | None, b: dict | None) -> dict | None:
     d = float(b["elo"]) - float(a["elo"])
     se = math.hypot(float(a["se"]), float(b["se"]))
     return {"elo": d, "se": se, "low": d - 1.959964 * se, "high": d + 1.959964 * se}
+
+
+def machine_bench(engine: str, net: str | None, bench=bench_results.run_bench) -> dict | None:
+    """The net's searchless ``glimpse bench`` here (one repetition, no batch table): ``evaluations_per_s``,
+    ``signature``, ``cpu``, ``vnni``; ``None`` (with a warning on stderr) when the bench fails. ``bench(engine,
+    args)`` returns the report's ``Key : value`` lines (:func:`bench_results.run_bench`)."""
+    args = ["--no-batches", "--reps", "1"] + (["--weights", str(Path(net).resolve())] if net else [])
+    try:
+        rep = bench(engine, args)
+    except (OSError, RuntimeError, subprocess.TimeoutExpired) as e:
+        print(f"ladder: no bench figure recorded: {e}", file=sys.stderr)
+        return None
+    return {"evaluations_per_s": bench_results.number(rep.get("Evaluations/s", "")),
+            "signature": rep.get("Bench signature"), "cpu": bench_results.cpu_model(),
+            "vnni": bench_results.cpu_has_vnni()}
 
 
 def gauntlet_args(args: argparse.Namespace, mode: str, out: Path) -> list[str]:
@@ -69,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--net", help="WeightsFile for Glimpse (default: the embedded net)")
     p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                    help="a UCI option for Glimpse in every mode (repeatable), e.g. PolicySoftmaxTemp=1")
+    p.add_argument("--no-bench", action="store_true", help="record no glimpse bench figure of the machine")
     p.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
     p.add_argument("--elos", nargs="+", type=int, default=[1500, 1700, 1900, 2100])
     p.add_argument("--levels", nargs="*", type=int, default=[0], help="Skill Levels (shown as scores only)")
@@ -92,9 +113,15 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     summary: dict = {"date": dt.date.today().isoformat(), "time_control": args.tc, "games_per_opponent": args.games,
-                     "elos": args.elos, "levels": args.levels, "net": args.net or "<embedded>", "options": args.option,
+                     "elos": args.elos, "levels": args.levels, "net": args.net or "<embedded>",
+                     "options": args.option,
                      "command": "python -m glimpse_tools.ladder " + " ".join(argv if argv is not None else sys.argv[1:]),
                      "modes": {}}
+    if not args.no_bench:
+        summary["bench"] = machine_bench(args.engine, args.net)
+        if summary["bench"]:
+            print(f"ladder: this machine's glimpse bench: {summary['bench']['evaluations_per_s']} evaluations/s "
+                  f"(searchless), VNNI {summary['bench']['vnni']}", flush=True)
     code = 0
     for mode in args.modes:
         print(f"##### ladder: {mode}", flush=True)

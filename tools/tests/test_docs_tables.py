@@ -156,3 +156,11 @@ def test_a_further_ladder_run_gets_one_line_under_the_ladder_table(tmp_path):
                            "`UCI_Elo` 1900, fitted Elo **1900** (95 % 1830–1970); `make ladder LADDER_GAMES=100 "
                            "LADDER_ARGS='--modes mcts' LADDER_OUT=tools/results/ladder-mcts-1900`")
     assert last.endswith("(`tools/results/ladder-mcts-1900/`).")
+
+
+def test_a_ladder_names_the_speed_of_its_machine_when_it_recorded_one():
+    assert dt.ladder_machine({}) == ""
+    assert dt.ladder_machine({"bench": None}) == ""
+    got = dt.ladder_machine({"bench": {"evaluations_per_s": 281.6, "vnni": False}})
+    assert got == ", on a machine at 282 evaluations/s (searchless `glimpse bench`, no VNNI)"
+    assert dt.ladder_machine({"bench": {"evaluations_per_s": 607.0, "vnni": None}}).endswith("`glimpse bench`)")

@@ -8,7 +8,7 @@ import random
 import unittest
 
 from glimpse_tools import enginelib as el
-from glimpse_tools import gauntlet, ladder
+from glimpse_tools import bench_results, gauntlet, ladder
 
 
 class LadderTest(unittest.TestCase):
@@ -35,6 +35,30 @@ class LadderTest(unittest.TestCase):
         for bad in ("PolicySoftmaxTemp", "=1"):
             with self.assertRaises(SystemExit):
                 ladder.main(["--option", bad, "--out", "/nonexistent/never-written"])
+
+    def test_the_machine_bench_is_recorded_from_glimpse_bench(self) -> None:
+        calls = []
+
+        def fake(engine, args):
+            calls.append((engine, args))
+            return {"Evaluations/s": "282", "Bench signature": "806-9e047afeef4e2c13", "Median ms per move": "89.4"}
+
+        got = ladder.machine_bench("glimpse", "x.onnx", bench=fake)
+        self.assertEqual(got["evaluations_per_s"], 282.0)
+        self.assertEqual(got["signature"], "806-9e047afeef4e2c13")
+        self.assertIn("--no-batches", calls[0][1])
+        self.assertTrue(calls[0][1][-1].endswith("x.onnx"))
+
+        def broken(engine, args):
+            raise RuntimeError("exit 1")
+
+        self.assertIsNone(ladder.machine_bench("glimpse", None, bench=broken))
+
+    def test_vnni_is_read_from_the_cpu_flags(self) -> None:
+        self.assertTrue(bench_results.cpu_has_vnni("model name : X\nflags : fpu sse2 avx2 avx512f avx512_vnni\n"))
+        self.assertTrue(bench_results.cpu_has_vnni("flags\t: avx2 avx_vnni\n"))
+        self.assertFalse(bench_results.cpu_has_vnni("flags : fpu sse2 avx2 fma\n"))
+        self.assertIsNone(bench_results.cpu_has_vnni("processor : 0\n"))
 
     def test_difference_of_two_estimates(self) -> None:
         d = ladder.difference({"elo": 1550, "se": 30}, {"elo": 1700, "se": 40})
