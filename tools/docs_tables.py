@@ -150,6 +150,11 @@ def bench_figures(b: dict) -> tuple[str, str, str, str, str]:
             m.get("Nodes/s", "—"), m.get("Bench signature", "—"))
 
 
+def vnni_word(vnni: bool | None) -> str:
+    """``VNNI``, ``no VNNI`` or nothing (not recorded), for a results file's ``vnni`` flag."""
+    return {True: "VNNI", False: "no VNNI"}.get(vnni, "")
+
+
 def bench(r: Results) -> str:
     """README's speed table: ``glimpse bench`` and ``glimpse bench --mcts`` on the shipped net."""
     b = r.load("bench", r.default + ".json")
@@ -157,7 +162,7 @@ def bench(r: Results) -> str:
     rows = [["`glimpse bench` signature", f"`{sig}`"], ["median per move (searchless)", ms],
             ["evaluations/s (searchless)", evals], [f"MCTS nodes/s ({b['mcts_nodes']} playouts a position)", nps],
             [f"`glimpse bench --mcts --nodes {b['mcts_nodes']}` signature", f"`{msig}`"]]
-    vnni = {True: " (VNNI)", False: " (no VNNI)"}.get(b.get("vnni"), "")
+    vnni = f" ({vnni_word(b.get('vnni'))})" if vnni_word(b.get("vnni")) else ""
     return (f"`{b['net']}`, {b['date']}, {b['cpu']}{vnni}, {b['cores']} cores, idle; `{b['command']}`.\n\n"
             + table(["bench", "value"], rows))
 
@@ -182,7 +187,7 @@ def ladder_machine(lad: dict) -> str:
     b = lad.get("bench") or {}
     if not b.get("evaluations_per_s"):
         return ""
-    vnni = {True: ", VNNI", False: ", no VNNI"}.get(b.get("vnni"), "")
+    vnni = f", {vnni_word(b.get('vnni'))}" if vnni_word(b.get("vnni")) else ""
     return f", on a machine at {b['evaluations_per_s']:.0f} evaluations/s (searchless `glimpse bench`{vnni})"
 
 
