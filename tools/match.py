@@ -162,7 +162,7 @@ class Match:
             lines.append(f"...      {name}: illegal moves {t.illegal[side]}, time forfeits "
                          f"{t.forfeits[side]}, crashes {t.crashes[side]}, stalls {t.stalls[side]}, "
                          f"'info string error' lines {t.engine_errors[side]}, mean {avg}"
-                         + (f", {nd[0] / nd[1]:.1f} nodes/move" if nd[1] else "")
+                         + (f", {nd[0] / nd[1]:.1f} nodes/move (median {t.median_nodes(side):g})" if nd[1] else "")
                          + (f", lowest clock {mc:.3f} s" if mc is not None else ""))
             for text in t.error_samples[side][:3]:
                 lines.append(f"...        e.g. {text[:160]}")
@@ -196,6 +196,7 @@ class Match:
             "engine_errors": t.engine_errors, "engine_error_samples": t.error_samples,
             "mean_move_ms": {k: (1000 * v[0] / v[1] if v[1] else None) for k, v in t.move_time.items()},
             "mean_nodes_per_move": {k: (v[0] / v[1] if v[1] else None) for k, v in t.nodes.items()},
+            "median_nodes_per_move": {k: t.median_nodes(k) for k in t.nodes},
             "lowest_clock_s": t.min_clock, "terminations": t.terminations,
             "sprt": ({"elo0": c.sprt[0], "elo1": c.sprt[1], "alpha": c.sprt[2], "beta": c.sprt[3],
                       "llr": el.sprt_llr(t.wins, t.draws, t.losses, c.sprt[0], c.sprt[1]),

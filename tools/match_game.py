@@ -283,6 +283,7 @@ async def play_game(number: int, opening: el.Opening, a_white: bool, slots: dict
         if info.get("nodes") is not None:
             res.nodes[key][0] += info["nodes"]
             res.nodes[key][1] += 1
+            res.node_counts[key].append(info["nodes"])
         comment = ""
         if score is not None:
             comment = f"{el.format_eval(score, color)}/{depth if depth is not None else 0} "

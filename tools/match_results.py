@@ -5,6 +5,7 @@ SPRT figures (``Tally``).
 from __future__ import annotations
 
 import dataclasses
+import statistics
 
 
 
@@ -35,6 +36,8 @@ class GameResult:
     min_clock: dict = dataclasses.field(default_factory=lambda: {"A": None, "B": None})
     #: Sum of the ``nodes`` the engine reported and the number of its moves that reported any.
     nodes: dict = dataclasses.field(default_factory=lambda: {"A": [0, 0], "B": [0, 0]})
+    #: The ``nodes`` of each of those moves, in order (their median: ``Tally.median_nodes``).
+    node_counts: dict = dataclasses.field(default_factory=lambda: {"A": [], "B": []})
     #: python-chess ``Termination`` name (``CHECKMATE``, ``FIFTY_MOVES``, ...) when the rules ended
     #: the game (termination "normal"), else None.
     outcome: str | None = None
@@ -63,6 +66,7 @@ class Tally:
     move_time: dict = dataclasses.field(default_factory=lambda: {"A": [0.0, 0], "B": [0.0, 0]})
     min_clock: dict = dataclasses.field(default_factory=lambda: {"A": None, "B": None})
     nodes: dict = dataclasses.field(default_factory=lambda: {"A": [0, 0], "B": [0, 0]})
+    node_counts: dict = dataclasses.field(default_factory=lambda: {"A": [], "B": []})
     terminations: dict = dataclasses.field(default_factory=dict)
 
     def add(self, g: GameResult) -> None:
@@ -89,10 +93,18 @@ class Tally:
             self.move_time[side][1] += g.move_time[side][1]
             self.nodes[side][0] += g.nodes[side][0]
             self.nodes[side][1] += g.nodes[side][1]
+            self.node_counts[side].extend(g.node_counts[side])
             mc = g.min_clock[side]
             if mc is not None and (self.min_clock[side] is None or mc < self.min_clock[side]):
                 self.min_clock[side] = mc
         self.terminations[g.termination] = self.terminations.get(g.termination, 0) + 1
+
+    def median_nodes(self, side: str) -> float | None:
+        """Median ``nodes`` a move of engine ``side`` ("A" or "B") over the moves that reported any; ``None``
+        without one. Beside the mean it shows how far a few huge counts (a kept subtree, a mate or tablebase
+        line searched to the end) pull the mean up."""
+        counts = self.node_counts[side]
+        return float(statistics.median(counts)) if counts else None
 
     @property
     def games(self) -> int:

@@ -51,6 +51,19 @@ class StatisticsTest(unittest.TestCase):
         self.assertTrue(net.is_file(), f"weights/DEFAULT names {net.name}, which is not in weights/")
         self.assertEqual(net.suffix, ".onnx")
 
+    def test_tally_median_nodes(self) -> None:
+        """The median nodes a move pools every game's moves; one huge count moves the mean, not the median."""
+        t = match_tool.Tally()
+        self.assertIsNone(t.median_nodes("A"))
+        for i, counts in enumerate(([100, 120, 5000], [110, 130])):
+            g = match_tool.GameResult(i + 1, True, "1/2-1/2", "normal", "", 10, "")
+            g.node_counts["A"] = counts
+            g.nodes["A"] = [sum(counts), len(counts)]
+            t.add(g)
+        self.assertEqual(t.median_nodes("A"), 120.0)
+        self.assertEqual(t.nodes["A"], [5460, 5])
+        self.assertIsNone(t.median_nodes("B"))
+
     def test_elo_from_score(self) -> None:
         self.assertAlmostEqual(el.elo_from_score(0.5), 0.0)
         self.assertAlmostEqual(el.elo_from_score(0.75), 190.848, places=2)
@@ -322,6 +335,8 @@ class StockfishMatchTest(unittest.TestCase):
             self.assertEqual(s["games"], 2)
             self.assertEqual(s["illegal"], {"A": 0, "B": 0})
             self.assertEqual(s["concurrency"], 2)
+            for side in ("A", "B"):  # Stockfish reports nodes on every move
+                self.assertGreater(s["median_nodes_per_move"][side], 0)
             stream = io.StringIO(Path(f"{tmp}/g.pgn").read_text())
             games = []
             while (g := chess.pgn.read_game(stream)) is not None:
