@@ -18,7 +18,7 @@ LABEL_OUT ?= training/data/labels/sf15-d$(LABEL_DEPTH)
 EXPORT_OUT ?= training/runs/$(RUN)/model.onnx
 NICE ?= nice -n 5
 
-.PHONY: test-models label train export evaluate test-training ship-weights
+.PHONY: test-models label train export evaluate test-training ship-weights torch-setup
 
 ## Test models for the engine, one per kind (glimpse_train/test_models.py): golden tiny reference checkpoints ->
 ## target/test-models/tiny_{av,sv,bc}.onnx (verified against golden outputs), and tiny_mav.onnx + tiny_mav_reference.json
@@ -38,6 +38,15 @@ train: $(VENV_STAMP)
 	$(TRAIN_PY) -m glimpse_train.train --shared $(ABS_SHARED) --config $(CONFIG) --run $(RUN) \
 	  $(if $(STEPS),--steps $(STEPS)) $(TRAIN_ARGS)
 
+## PyTorch for the CPU train step (training/glimpse_train/torch_step.py: bfloat16 on AMX tiles), about 5 GB with the
+## CUDA libraries of PyPI's one Linux build: `make train TRAIN_ARGS='--backend torch'`, the campaign's
+## --train-backend. CI installs it; without it the step's tests (tests/test_torch_step.py) are skipped.
+TORCH_STAMP := $(VENV)/.torch-installed
+torch-setup: $(TORCH_STAMP)
+$(TORCH_STAMP): $(VENV_STAMP) training/requirements-torch.txt
+	$(VENV)/bin/pip install --quiet -r training/requirements-torch.txt
+	touch $@
+
 ## EMA weights of training/runs/$(RUN) -> ONNX (verified against JAX on held-out rows)
 export: $(VENV_STAMP)
 	$(call need-path,$(ABS_SHARED)/data/labels,the labelled positions (held-out check))
@@ -53,7 +62,8 @@ evaluate: $(VENV_STAMP)
 ## per kind numpy vs JAX and a smoke train + resume + export + evaluate. Other files add theirs as prerequisites
 ## (mk/campaign.mk: test-campaign); `make test-training PYTEST_ARGS='-k mav -x'` passes flags on.
 TRAINING_TESTS ?= tests/test_chessdata.py tests/test_kinds.py tests/test_action_value.py tests/test_multi_action_value.py tests/test_skeleton.py \
-  tests/test_grow.py tests/test_smolgen.py tests/test_fit_gap.py tests/test_successor.py tests/test_heldout.py
+  tests/test_grow.py tests/test_smolgen.py tests/test_fit_gap.py tests/test_successor.py tests/test_heldout.py \
+  tests/test_torch_step.py
 PYTEST_ARGS ?=
 test-training: $(VENV_STAMP)
 	cd training && GLIMPSE_SHARED=$(ABS_TEST_SHARED) ../$(PY) -m pytest $(TRAINING_TESTS) $(PYTEST_ARGS)

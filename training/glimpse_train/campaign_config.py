@@ -53,6 +53,7 @@ class CampaignConfig:
     label_minutes: float = 10.0  # sized by the rate of an unstarved phase, stretched up to label_wall_cap ×
     label_wall_cap: float = 2.0  # a label phase ends after this many × label_minutes of wall clock (pauses left out)
     train_minutes: float = 20.0
+    batch: int = 0  # positions a train step; 0 = the run's config.json (CAMPAIGN_MODEL: 64)
     lr: float = 0.0  # peak learning rate of the train phases; 0 = the run's config.json (CAMPAIGN_MODEL: 5e-4).
     # A net trained on a GPU machine (batch 1024, decayed) lost held-out accuracy at 5e-4 and batch 64
     decay_frac: float = 0.0  # last share of each train phase in which the learning rate decays (0 = never;
@@ -81,6 +82,8 @@ class CampaignConfig:
     cycles: int = 0  # 0 = until killed
     nice: int = 10
     train_cpu: bool = False  # train on the CPU too; without it a machine with no GPU only labels (train_wanted)
+    train_backend: str = "auto"  # the train step's framework: jax, torch (bfloat16 on AMX tiles: torch_step.py), or
+    # auto = torch on a CPU with AMX bfloat16 where PyTorch is installed, else jax (train_backend)
 
 
 #: Candidate positions a DAgger game yields when every ply is taken, for the number of games a phase plays (too
@@ -261,6 +264,22 @@ def dagger_opponent(level: int) -> tuple[str, str]:
     if 1350 <= level <= 2850:
         return f"stockfish:UCI_LimitStrength=true,UCI_Elo={level}", f"UCI_Elo {level}"
     raise ValueError(f"DAgger level {level}: neither a Skill Level (0-20) nor a UCI_Elo (1350-2850)")
+
+
+def train_backend(asked: str, gpu: str | None) -> str:
+    """The train step's framework for ``CampaignConfig.train_backend`` ``asked`` on this machine: ``"jax"`` on an
+    accelerator (``gpu``) or where asked; ``"torch"`` where asked (``ImportError`` without PyTorch), or for
+    ``"auto"`` on a CPU with AMX bfloat16 tiles where PyTorch imports (3.1-3.4× JAX's positions a second on the
+    campaign's net: CHANGELOG.md). Raises ``ValueError`` on another name."""
+    from .torch_step import amx_bf16, torch_available
+
+    if asked not in ("auto", "jax", "torch"):
+        raise ValueError(f"train backend {asked!r}: auto, jax or torch")
+    if asked == "torch" and not torch_available():
+        raise ImportError("--train-backend torch needs PyTorch: make torch-setup")
+    if asked != "auto":
+        return asked
+    return "torch" if gpu is None and amx_bf16() and torch_available() else "jax"
 
 
 def gpu_backend() -> str | None:

@@ -11,7 +11,7 @@ import dataclasses
 import json
 import os
 
-from .campaign_config import CAMPAIGN_MODEL, PhaseClock, decay_scale
+from .campaign_config import CAMPAIGN_MODEL, PhaseClock, decay_scale, gpu_backend, train_backend
 from .kinds.multi_action_value import MAVTrainConfig, MAVTrainer, with_start_architecture
 from .onnx_import import import_onepass
 
@@ -21,9 +21,10 @@ class StartNetTrainer(MAVTrainer):
     net ``start`` (``onnx_import``), or random weights when ``start`` is ``None``; ``note`` ends the log
     line that says so. The campaign's train phase and ``remote train`` use it."""
 
-    def __init__(self, cfg: MAVTrainConfig, run_dir: str, ds, log, start: str | None, note: str = ""):
+    def __init__(self, cfg: MAVTrainConfig, run_dir: str, ds, log, start: str | None, note: str = "",
+                 backend: str = "jax"):
         self.start, self.note = start, note
-        super().__init__(cfg, run_dir, ds, log)
+        super().__init__(cfg, run_dir, ds, log, backend=backend)
 
     def init_params(self) -> dict:
         if self.start:
@@ -48,6 +49,8 @@ class CampaignTraining:
                 json.dump(dataclasses.asdict(tcfg), f, indent=1)
         if self.cfg.lr > 0:
             tcfg = dataclasses.replace(tcfg, lr=self.cfg.lr)
+        if self.cfg.batch > 0:
+            tcfg = dataclasses.replace(tcfg, batch=self.cfg.batch)
         start = self.checkpoint_onnx if os.path.exists(self.checkpoint_onnx) else None
         if start and not os.path.exists(os.path.join(self.run_dir, "ckpt.pkl")):
             # Starting from the committed net: its shapes win over config.json (a net grown deeper by grow.py,
@@ -61,7 +64,14 @@ class CampaignTraining:
                 with open(cfg_path, "w") as f:
                     json.dump(on_disk, f, indent=1)
                 tcfg = shaped
-        return StartNetTrainer(tcfg, self.run_dir, ds, self.log, start, f" (no checkpoint in {self.run_dir})")
+        backend = train_backend(self.cfg.train_backend, gpu_backend())
+        if backend == "torch" and tcfg.micro != 1:
+            # micro-batches keep XLA's activations in cache; PyTorch's step is faster in one pass (CHANGELOG.md)
+            tcfg = dataclasses.replace(tcfg, micro=1)
+        self.log(f"train: the step runs on {backend} (--train-backend {self.cfg.train_backend}), batch {tcfg.batch}, "
+                 f"{tcfg.micro} micro-batch(es), peak learning rate {tcfg.lr}")
+        return StartNetTrainer(tcfg, self.run_dir, ds, self.log, start, f" (no checkpoint in {self.run_dir})",
+                               backend=backend)
 
     def train_phase(self, ds) -> dict:
         c = self.cfg

@@ -11,6 +11,7 @@ loop, optimiser (AdamW behind global-norm clipping, warmup + cosine), EMA, atomi
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import sys
 
@@ -24,7 +25,12 @@ def main(argv=None):
     kind = kinds.for_argv(argv)
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_common_args(ap, kind.train_config, kind.presets, kind.default_preset, skip=("kind",))
+    ap.add_argument("--backend", choices=("jax", "torch"), default="jax",
+                    help="the train step's framework: torch runs it in bfloat16 on a CPU's AMX tiles (torch_step.py; "
+                         "one-pass kind only, make torch-setup)")
     a = ap.parse_args(argv)
+    if a.backend != "jax" and "backend" not in inspect.signature(kind.trainer).parameters:
+        raise SystemExit(f"--backend {a.backend}: the {kind.name} kind trains with JAX only")
 
     def check(cfg):
         if getattr(cfg, "kind", kinds.action_value.KIND_AV) != kind.name:
@@ -36,7 +42,8 @@ def main(argv=None):
         raise SystemExit(f"no label files under {a.shared}/data/labels")
     data_dir = a.data_dir or ("data/full" if not cfg.max_positions else f"data/first{cfg.max_positions}")
     ds = ensure_dataset(a.shared, data_dir, extra, cfg.max_positions, log_line)
-    tr = kind.trainer(cfg, run_dir, ds, log_line, reset_ema=a.reset_ema)
+    tr = kind.trainer(cfg, run_dir, ds, log_line, reset_ema=a.reset_ema,
+                      **({"backend": a.backend} if a.backend != "jax" else {}))
     log_line(f"data {data_dir}: {tr.describe_data()}")
     tr.run(stop_on_signals(log_line))
 

@@ -21,7 +21,10 @@ A subclass says what a batch is and how it is scored:
   per ``run`` and never split into micro-batches (lookup tables: the batch sends indices into them);
 - ``evaluate(params, items)`` -> dict of validation metrics;
 - ``rates(counts, seconds)`` -> the throughput fields of a log record;
-- ``describe_data()`` -> one line about the training/validation items (logged by ``train.py``).
+- ``describe_data()`` -> one line about the training/validation items (logged by ``train.py``);
+- for ``backend="torch"`` (``torch_step.TorchStep``: the step in PyTorch, bfloat16 on a CPU's AMX tiles, the
+  same update and ``ckpt.pkl``): ``torch_loss(params, *tensors)`` and ``torch_arrays(arrays)`` (host-side
+  preprocessing of a batch).
 
 Also shared: the bucket targets of the losses (``soft_targets``, HL-Gauss or one-hot) and
 ``load_run_params`` (a run's EMA or raw weights from ``ckpt.pkl`` or an ``ema/step*.npz`` snapshot).
@@ -59,13 +62,16 @@ class TrainerBase:
     items_name = "rows"
 
     def __init__(self, cfg, run_dir: str, log: Callable[[str], None] = print, reset_ema: bool = False,
-                 decay_mask: Callable[[str, Any], bool] = lambda name, v: v.ndim == 2):
+                 decay_mask: Callable[[str, Any], bool] = lambda name, v: v.ndim == 2, backend: str = "jax"):
         import jax
         import jax.numpy as jnp
         import optax
 
+        if backend not in ("jax", "torch"):
+            raise ValueError(f"backend {backend!r}: jax or torch")
         self.jax, self.jnp = jax, jnp
         self.cfg, self.run_dir, self.log, self.reset_ema = cfg, run_dir, log, reset_ema
+        self.decay_mask, self.backend = decay_mask, backend
         self.sched = optax.warmup_cosine_decay_schedule(0.0, cfg.lr, max(1, cfg.warmup),
                                                         max(cfg.steps, cfg.warmup + 1), cfg.lr * cfg.min_lr_frac)
         mask = lambda p: {k: decay_mask(k, v) for k, v in p.items()}  # noqa: E731
@@ -104,6 +110,11 @@ class TrainerBase:
             return params, ema, opt_state, loss
 
         self._step = jax.jit(step, donate_argnums=(0, 1, 2))
+        self._put = jnp.asarray
+        if backend == "torch":
+            from .torch_step import TorchStep
+
+            self._step, self._put = TorchStep(self), np.asarray
 
     # ---------------------------------------------------------------- hooks (subclasses)
     def init_params(self) -> dict:
@@ -111,6 +122,15 @@ class TrainerBase:
 
     def loss(self, params, *arrays):
         raise NotImplementedError
+
+    def torch_loss(self, params, *arrays):
+        """``loss`` in PyTorch (``backend="torch"``, ``torch_step.py``): ``params`` a dict of tensors, the
+        arrays as tensors (after ``torch_arrays``) → a scalar tensor."""
+        raise NotImplementedError(f"{type(self).__name__} has no PyTorch loss")
+
+    def torch_arrays(self, arrays: tuple) -> tuple:
+        """A batch's arrays as the PyTorch loss takes them (host-side preprocessing); default unchanged."""
+        return arrays
 
     def make_batch(self, items: np.ndarray) -> tuple[tuple, dict]:
         raise NotImplementedError
@@ -223,7 +243,7 @@ class TrainerBase:
                 arrays, n = self.make_batch(self.step_items(st["step"]))
                 st["params"], st["ema"], st["opt_state"], loss = self._step(
                     st["params"], st["ema"], st["opt_state"], np.float32(st["step"]), np.float32(scale), consts,
-                    *map(jnp.asarray, arrays))
+                    *map(self._put, arrays))
                 losses.append(loss)
                 st["step"] += 1
                 for k, v in n.items():

@@ -12,7 +12,7 @@ import shutil
 import numpy as np
 import pytest
 
-from glimpse_train import campaign, campaign_label, chessdata, labelstore, raylabel
+from glimpse_train import campaign, campaign_label, chessdata, labelstore, raylabel, torch_step
 from glimpse_train.data import MemDataset
 
 from test_labelling import E4, START, moves_of  # noqa: E402 - tests/ is on sys.path (pytest rootdir insertion)
@@ -193,7 +193,7 @@ def test_adopt_a_net_trained_elsewhere(tmp_path):
     assert c.adopt(str(plain), passes=5000, force=True)["adopted"] and c.state["passes_offset"] == 5000
 
 
-def test_lr_flag_overrides_the_run_config_without_rewriting_it(tmp_path):
+def test_lr_batch_and_backend_flags_override_the_run_config_without_rewriting_it(tmp_path):
     c = _tiny_campaign(tmp_path)
     tiny = dict(campaign.CAMPAIGN_MODEL, layers=1, dim=16, heads=2, head_dim=16, head_hidden=32)
     cfg_path = os.path.join(c.run_dir, "config.json")
@@ -206,6 +206,14 @@ def test_lr_flag_overrides_the_run_config_without_rewriting_it(tmp_path):
     c.cfg.lr = 1.5e-4
     assert c.trainer(ds).cfg.lr == 1.5e-4
     assert json.load(open(cfg_path))["lr"] == campaign.CAMPAIGN_MODEL["lr"], "the run's config.json is not rewritten"
+    c.cfg.batch, c.cfg.train_backend = 24, "jax"
+    tr = c.trainer(ds)
+    assert (tr.cfg.batch, tr.cfg.micro, tr.backend) == (24, campaign.CAMPAIGN_MODEL["micro"], "jax")
+    assert json.load(open(cfg_path))["batch"] == campaign.CAMPAIGN_MODEL["batch"]
+    if torch_step.torch_available():
+        c.cfg.train_backend = "torch"
+        tr = c.trainer(ds)
+        assert (tr.cfg.batch, tr.cfg.micro, tr.backend) == (24, 1, "torch"), "PyTorch takes the batch in one pass"
 
 
 def test_gate_and_record(tmp_path):

@@ -140,6 +140,28 @@ def test_train_cpu_is_a_flag():
     assert campaign.parse_args(["--dagger-levels", "0,1500"])[1].dagger_levels == "0,1500"
 
 
+def test_the_train_backend_is_torch_only_on_an_amx_cpu_with_pytorch(monkeypatch):
+    from glimpse_train import campaign_config, torch_step
+
+    pick = campaign_config.train_backend
+    assert campaign.parse_args(["--train-backend", "torch"])[1].train_backend == "torch"
+    assert campaign.parse_args([])[1].train_backend == "auto"
+    for amx in (True, False):
+        for have in (True, False):
+            monkeypatch.setattr(torch_step, "amx_bf16", lambda: amx)
+            monkeypatch.setattr(torch_step, "torch_available", lambda: have)
+            assert pick("auto", None) == ("torch" if amx and have else "jax"), (amx, have)
+            assert pick("auto", "gpu") == "jax", "an accelerator trains with JAX"
+            assert pick("jax", None) == "jax"
+            if have:
+                assert pick("torch", None) == "torch"
+            else:
+                with pytest.raises(ImportError, match="torch-setup"):
+                    pick("torch", None)
+    with pytest.raises(ValueError, match="auto, jax or torch"):
+        pick("tpu", None)
+
+
 def test_dagger_games_cover_the_wanted_positions_in_pairs():
     from glimpse_train.campaign_config import DAGGER_PLIES_PER_GAME, dagger_games
 

@@ -191,12 +191,13 @@ class MAVTrainer(TrainerBase):
 
     items_name = "positions"
 
-    def __init__(self, cfg: MAVTrainConfig, run_dir: str, ds: Dataset, log=print, reset_ema: bool = False):
+    def __init__(self, cfg: MAVTrainConfig, run_dir: str, ds: Dataset, log=print, reset_ema: bool = False,
+                 backend: str = "jax"):
         self.pd = PositionData(ds)
         self.ds, self.mcfg = ds, cfg.model()
         self.train_items, self.val_items, self.eval_items = self.pd.train_pos, self.pd.val_pos, cfg.eval_positions
         super().__init__(cfg, run_dir, log, reset_ema,
-                         decay_mask=lambda k, v: v.ndim == 2 and not k.endswith("/embeddings"))
+                         decay_mask=lambda k, v: v.ndim == 2 and not k.endswith("/embeddings"), backend=backend)
         import jax
 
         self._fwd = jax.jit(lambda params, tokens, actions: jax_outputs(params, self.mcfg, tokens, actions))
@@ -238,6 +239,18 @@ class MAVTrainer(TrainerBase):
         if self.mcfg.wdl_head:
             loss = loss + self.cfg.wdl_weight * -jnp.mean(jnp.sum(wtargets * out["wdl"], axis=-1))
         return loss
+
+    def torch_loss(self, params, *arrays):
+        """``loss`` in PyTorch (``mav_torch.torch_loss``; the step: ``torch_step.TorchStep``)."""
+        from .mav_torch import torch_loss
+
+        weights = {"value": self.cfg.value_weight, "policy": self.cfg.policy_weight, "wdl": self.cfg.wdl_weight}
+        return torch_loss(params, self.mcfg, weights, *arrays)
+
+    def torch_arrays(self, arrays: tuple) -> tuple:
+        from .mav_torch import host_inputs
+
+        return (*host_inputs(self.mcfg, arrays[0], arrays[1]), *arrays[2:])
 
     def make_batch(self, pos: np.ndarray):
         tokens, actions, mask, rows = self.pd.batch(pos, width=self.cfg.pad_moves)
