@@ -66,7 +66,7 @@ class CampaignTraining:
                 tcfg = shaped
         backend = train_backend(self.cfg.train_backend, gpu_backend())
         if backend == "torch" and tcfg.micro != 1:
-            # micro-batches were a remedy measured for XLA (trainloop.py); PyTorch's products run the batch at once
+            # micro-batches help XLA (trainloop.py) but slow PyTorch's step by about a quarter (CHANGELOG.md)
             tcfg = dataclasses.replace(tcfg, micro=1)
         self.log(f"train: the step runs on {backend} (--train-backend {self.cfg.train_backend}), batch {tcfg.batch}, "
                  f"{tcfg.micro} micro-batch(es), peak learning rate {tcfg.lr}")
