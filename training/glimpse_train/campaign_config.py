@@ -269,8 +269,7 @@ def dagger_opponent(level: int) -> tuple[str, str]:
 def train_backend(asked: str, gpu: str | None) -> str:
     """The train step's framework for ``CampaignConfig.train_backend`` ``asked`` on this machine: ``"jax"`` on an
     accelerator (``gpu``) or where asked; ``"torch"`` where asked (``ImportError`` without PyTorch), or for
-    ``"auto"`` on a CPU with AMX bfloat16 tiles where PyTorch imports (3.1-3.4× JAX's positions a second on the
-    campaign's net: CHANGELOG.md). Raises ``ValueError`` on another name."""
+    ``"auto"`` on a CPU with AMX bfloat16 tiles where PyTorch imports (its speed against JAX's: CHANGELOG.md). Raises ``ValueError`` on another name."""
     from .torch_step import amx_bf16, torch_available
 
     if asked not in ("auto", "jax", "torch"):

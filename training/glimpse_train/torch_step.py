@@ -47,12 +47,10 @@ class TorchStep:
 
     B1, B2, EPS = 0.9, 0.99, 1e-8
 
-    def __init__(self, trainer, bf16: bool = True, threads: int = 0):
+    def __init__(self, trainer, bf16: bool = True):
         import torch
 
         self.torch, self.tr, self.bf16 = torch, trainer, bf16
-        if threads:
-            torch.set_num_threads(threads)
         self._owned = None  # the numpy state dicts this step updates in place, and their tensors
         self._consts_key = self._consts = None
 

@@ -1,8 +1,7 @@
 """The one-pass kind's forward pass and loss in PyTorch, for training on a CPU (``torch_step.py``).
 
-Why a second framework: XLA's CPU backend (JAX 0.8) runs bfloat16 matrix products no faster than float32
-(≈ 125-160 GFLOP/s on 2 cores of a Xeon with AMX), while PyTorch's oneDNN kernels run them on the AMX tiles
-(≈ 860-1,790 GFLOP/s on the same cores, ``[20000, 128] × [128, 512]`` and ``[20000, 512] × [512, 128]``).
+Why a second framework: XLA's CPU backend (JAX 0.8) runs bfloat16 matrix products no faster than float32, while
+PyTorch's oneDNN kernels run them on a Xeon's AMX tiles (the figures: CHANGELOG.md).
 The parameters stay the flat ``dict[str, array]`` of Haiku names (``mav_model.param_shapes``), so a checkpoint
 moves between the JAX trainer (GPU) and this one unchanged.
 
