@@ -63,7 +63,7 @@ evaluate: $(VENV_STAMP)
 ## (mk/campaign.mk: test-campaign); `make test-training PYTEST_ARGS='-k mav -x'` passes flags on.
 TRAINING_TESTS ?= tests/test_chessdata.py tests/test_kinds.py tests/test_action_value.py tests/test_multi_action_value.py tests/test_skeleton.py \
   tests/test_grow.py tests/test_smolgen.py tests/test_fit_gap.py tests/test_successor.py tests/test_heldout.py \
-  tests/test_torch_step.py
+  tests/test_heldout_pair.py tests/test_torch_step.py
 PYTEST_ARGS ?=
 test-training: $(VENV_STAMP)
 	cd training && GLIMPSE_SHARED=$(ABS_TEST_SHARED) ../$(PY) -m pytest $(TRAINING_TESTS) $(PYTEST_ARGS)
@@ -87,3 +87,15 @@ heldout: $(VENV_STAMP)
 	$(call need-path,$(ABS_SHARED)/data/labels,the labelled positions (held-out split))
 	cd training && GLIMPSE_COMMAND='make heldout$(if $(NET), NET=$(NET))' PYTHONUNBUFFERED=1 ../$(PY) -m glimpse_train.heldout --net '$(abspath $(HELDOUT_NET))' --shared $(ABS_SHARED) \
 	  --puzzles $(HELDOUT_PUZZLES) --json '$(abspath tools/results/heldout)/$(notdir $(HELDOUT_NET:.onnx=)).json'
+
+## Two nets on the same held-out positions -> tools/results/heldout/pair-<NET>-vs-<BASE>.json: for each gate measure
+## both values, the paired difference NET - BASE with its 95 % interval, McNemar's exact p for the accuracies
+## (training/glimpse_train/heldout_pair.py). BASE defaults to the shipped net; a few minutes a float net.
+PAIR_BASE = $(or $(BASE),weights/$(shell cat weights/DEFAULT))
+.PHONY: heldout-pair
+heldout-pair: $(VENV_STAMP)
+	$(call need-path,$(ABS_SHARED)/data/labels,the labelled positions (held-out split))
+	$(if $(NET),,$(error heldout-pair needs NET=candidate.onnx))
+	cd training && GLIMPSE_COMMAND='make heldout-pair NET=$(NET)$(if $(BASE), BASE=$(BASE))' PYTHONUNBUFFERED=1 ../$(PY) -m glimpse_train.heldout_pair \
+	  --a '$(abspath $(NET))' --b '$(abspath $(PAIR_BASE))' --shared $(ABS_SHARED) \
+	  --json '$(abspath tools/results/heldout)/pair-$(notdir $(NET:.onnx=))-vs-$(notdir $(PAIR_BASE:.onnx=)).json'

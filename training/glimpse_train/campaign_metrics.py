@@ -42,21 +42,23 @@ def policy_accuracy(onnx_path: str, held: "HeldOut", per_run: int = 256) -> floa
     return head_accuracies(onnx_path, held, per_run)["policy_accuracy"]
 
 
-def head_accuracies(onnx_path: str, held: "HeldOut", per_run: int = 256,
-                    blend_weight: float = BLEND_WEIGHT) -> dict[str, float | None]:
-    """Held-out action accuracy of the net's policy head (``policy_accuracy``: argmax of the ``policy``
-    logits) and of the engine's searchless default ``MoveChoice blend`` (``blend_accuracy``: argmax of
-    Q + ``blend_weight`` · ln max(P, 1e-6), Q the expected win probability of the ``log_probs`` buckets, P the
-    softmax of the policy logits over the position's labelled moves; `src/search/analysis.rs`). A move counts
-    when it is a Stockfish-best move. Both ``None`` when the net has no policy output."""
+def head_per_position(onnx_path: str, held: "HeldOut", per_run: int = 256,
+                      blend_weight: float = BLEND_WEIGHT) -> dict[str, np.ndarray] | None:
+    """Per held-out position, in ascending position id (as ``evaluate.validation_per_position``): whether the
+    argmax of the net's ``policy`` logits is a Stockfish-best move (``policy_ok`` [P] bool), and whether the
+    engine's searchless default ``MoveChoice blend`` is (``blend_ok`` [P] bool: argmax of Q + ``blend_weight`` ·
+    ln max(P, 1e-6), Q the expected win probability of the ``log_probs`` buckets, P the softmax of the policy
+    logits over the position's labelled moves; `src/search/analysis.rs`). ``per_run`` positions a network run.
+    ``None`` when the net has no policy output."""
     sess = ort_session(onnx_path)
     if "policy" not in [o.name for o in sess.get_outputs()]:
-        return {"policy_accuracy": None, "blend_accuracy": None}
+        return None
     rows = held.val_rows
+    rows = rows[np.argsort(held.row_pos[rows], kind="stable")]
     pos = held.row_pos[rows]
     bounds = np.flatnonzero(np.diff(pos)) + 1
-    groups = np.split(rows, bounds)
-    ok_policy, ok_blend = [], []
+    groups = np.split(rows, bounds) if len(rows) else []
+    ok_policy, ok_blend = np.zeros(len(groups), bool), np.zeros(len(groups), bool)
     for g0 in range(0, len(groups), per_run):
         grp = groups[g0:g0 + per_run]
         m = max(len(g) for g in grp)
@@ -75,6 +77,17 @@ def head_accuracies(onnx_path: str, held: "HeldOut", per_run: int = 256,
         blend = q + blend_weight * np.maximum(log_p, np.log(BLEND_MIN_POLICY))
         for i, g in enumerate(grp):
             keys = held.row_key[g]
-            ok_policy.append(keys[int(np.argmax(pol[i, : len(g)]))] == keys.max())
-            ok_blend.append(keys[int(np.argmax(blend[i, : len(g)]))] == keys.max())
-    return {"policy_accuracy": float(np.mean(ok_policy)), "blend_accuracy": float(np.mean(ok_blend))}
+            ok_policy[g0 + i] = keys[int(np.argmax(pol[i, : len(g)]))] == keys.max()
+            ok_blend[g0 + i] = keys[int(np.argmax(blend[i, : len(g)]))] == keys.max()
+    return {"policy_ok": ok_policy, "blend_ok": ok_blend}
+
+
+def head_accuracies(onnx_path: str, held: "HeldOut", per_run: int = 256,
+                    blend_weight: float = BLEND_WEIGHT) -> dict[str, float | None]:
+    """Held-out action accuracy of the net's policy head (``policy_accuracy``) and of the engine's searchless
+    default ``MoveChoice blend`` (``blend_accuracy``): the shares of :func:`head_per_position`. Both ``None``
+    when the net has no policy output."""
+    pp = head_per_position(onnx_path, held, per_run, blend_weight)
+    if pp is None:
+        return {"policy_accuracy": None, "blend_accuracy": None}
+    return {"policy_accuracy": float(np.mean(pp["policy_ok"])), "blend_accuracy": float(np.mean(pp["blend_ok"]))}

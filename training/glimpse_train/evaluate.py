@@ -50,34 +50,57 @@ def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> float:
     return s / np.sqrt(nx * ny)
 
 
-def eval_validation(policy, ds, max_positions: int = 0) -> dict:
+def validation_per_position(policy, ds, max_positions: int = 0) -> dict:
+    """Per-position validation measures of ``policy`` on ``ds``'s validation rows (``max_positions`` > 0: a
+    fixed random sample of that many positions), positions in ascending id order: ``pos_ids`` [P] int,
+    ``correct`` [P] bool (the policy's move has Stockfish's best score), ``tau`` [P] float (Kendall τ-b of
+    predicted against Stockfish's scores; NaN under 2 moves or where either side is all ties), ``loss_sum`` [P]
+    (nats: the position's rows' cross-entropy against the hard bucket, summed), ``abs_err_sum`` [P] (summed
+    |expected − labelled win probability|) and ``rows`` [P] int (labelled moves). :func:`eval_validation`
+    summarises them; ``heldout_pair`` compares two nets position by position."""
     rows = ds.val_rows
     pos_ids = np.unique(ds.row_pos[rows])
     if max_positions and len(pos_ids) > max_positions:
         pos_ids = np.sort(np.random.default_rng(0).choice(pos_ids, max_positions, replace=False))
         rows = rows[np.isin(ds.row_pos[rows], pos_ids)]
+    if not len(rows):
+        return {"pos_ids": np.zeros(0, np.int64), "correct": np.zeros(0, bool), "tau": np.zeros(0),
+                "loss_sum": np.zeros(0), "abs_err_sum": np.zeros(0), "rows": np.zeros(0, np.int64)}
     lp = policy.win_probs_batch(ds.tokens(rows))
     y = ds.row_bucket[rows].astype(np.int64)
-    val_loss = float(-lp[np.arange(len(rows)), y].mean())
+    loss = -lp[np.arange(len(rows)), y].astype(np.float64)
     ev = np.exp(lp.astype(np.float64)) @ BUCKET_CENTRES
-    acc, taus = [], []
+    err = np.abs(ev - ds.row_p[rows])
     rp = ds.row_pos[rows]
     order = np.argsort(rp, kind="stable")
-    rp_sorted = rp[order]
-    bounds = np.flatnonzero(np.diff(rp_sorted)) + 1
-    for grp in np.split(order, bounds):
+    bounds = np.flatnonzero(np.diff(rp[order])) + 1
+    groups = np.split(order, bounds)
+    correct = np.zeros(len(groups), bool)
+    tau = np.full(len(groups), np.nan)
+    for i, grp in enumerate(groups):
         acts = ds.row_action[rows[grp]]
         pred = ev[grp]
         keys = ds.row_key[rows[grp]]
         best = np.flatnonzero(pred == pred.max())
         choice = best[np.argmin(acts[best])]
-        acc.append(keys[choice] == keys.max())
-        t = kendall_tau_b(pred, keys.astype(np.float64))
-        if not np.isnan(t):
-            taus.append(t)
-    return {"val_rows": int(len(rows)), "val_positions": int(len(pos_ids)), "val_loss": val_loss,
-            "action_accuracy": float(np.mean(acc)), "kendall_tau": float(np.mean(taus)),
-            "val_mae_win_prob": float(np.abs(ev - ds.row_p[rows]).mean())}
+        correct[i] = keys[choice] == keys.max()
+        tau[i] = kendall_tau_b(pred, keys.astype(np.float64))
+    starts = np.r_[0, bounds]
+    return {"pos_ids": rp[order][starts], "correct": correct, "tau": tau,
+            "loss_sum": np.add.reduceat(loss[order], starts), "abs_err_sum": np.add.reduceat(err[order], starts),
+            "rows": np.diff(np.r_[starts, len(rows)])}
+
+
+def eval_validation(policy, ds, max_positions: int = 0) -> dict:
+    """The validation report of ``policy`` (module docstring): ``val_rows``, ``val_positions``, ``val_loss``
+    (nats a labelled move), ``action_accuracy``, ``kendall_tau`` (mean over positions where it is defined),
+    ``val_mae_win_prob``; from :func:`validation_per_position`."""
+    pp = validation_per_position(policy, ds, max_positions)
+    nrows = int(pp["rows"].sum())
+    taus = pp["tau"][~np.isnan(pp["tau"])]
+    return {"val_rows": nrows, "val_positions": int(len(pp["pos_ids"])), "val_loss": float(pp["loss_sum"].sum() / nrows),
+            "action_accuracy": float(np.mean(pp["correct"])), "kendall_tau": float(np.mean(taus)),
+            "val_mae_win_prob": float(pp["abs_err_sum"].sum() / nrows)}
 
 
 def eval_puzzles(policy, path: str, limit: int) -> dict:
