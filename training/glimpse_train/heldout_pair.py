@@ -163,12 +163,12 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.time()
     held = HeldOut(MemDataset(files, a.cache_dir, lambda *m: print(*m, file=sys.stderr)), a.shared)
     pa, pb = (per_position(net, held, a.positions_per_run) for net in (a.a, a.b))
+    paired = compare(pa, pb)
     rep = {"a": os.path.basename(a.a), "a_sha256": labelstore.file_sha256(a.a), "a_positions_per_run": pa["positions_per_run"],
            "b": os.path.basename(a.b), "b_sha256": labelstore.file_sha256(a.b), "b_positions_per_run": pb["positions_per_run"],
-           "date": time.strftime("%Y-%m-%d"), "seconds": 0.0,
+           "date": time.strftime("%Y-%m-%d"), "seconds": round(time.time() - t0, 1),
            "command": os.environ.get("GLIMPSE_COMMAND") or "python -m glimpse_train.heldout_pair " + shlex.join(
-               argv if argv is not None else sys.argv[1:]), **compare(pa, pb)}
-    rep["seconds"] = round(time.time() - t0, 1)
+               argv if argv is not None else sys.argv[1:]), **paired}
     os.makedirs(os.path.dirname(os.path.abspath(a.json)), exist_ok=True)
     with open(a.json, "w") as f:
         json.dump(rep, f, indent=1)
