@@ -11,7 +11,11 @@ measure of the campaign's gate this reports both nets' values, the difference A 
   against ``a_only + b_only`` draws at ½; McNemar 1947, *Psychometrika* 12);
 * ``kendall_tau``: the mean of per-position τ-b differences over positions where both are defined, with its
   normal interval;
-* ``val_loss``: the difference of the mean cross-entropy a labelled move, from per-position sums.
+* ``val_loss``: the difference of the mean cross-entropy a labelled move, from per-position sums;
+  ``val_loss_by_file`` the same for the positions of each label file of the split. The split mixes files
+  labelled in full at depth 8 (``sf15-d8-*``) and two-tier files (the best four moves at depth 8, the rest at
+  depth 2, as the campaign's store): a net trained further on the store can gain on the second kind while its
+  tail moves drift from the depth-8 values of the first, so the pooled loss alone can mislead.
 
 Each net is run as ``heldout`` runs it (1 position a network run for an int8 net, 256 for a float one;
 ``--positions-per-run`` overrides both). The split and the positions are ``heldout``'s; nothing here
@@ -109,6 +113,10 @@ def per_position(net: str, held: HeldOut, per_run: int | None = None) -> dict:
     if heads is not None:
         pp.update(heads)
     pp["positions_per_run"] = per_run
+    source = getattr(held.ds, "source", None)
+    if source is not None:
+        pp["source"] = np.asarray(source)[pp["pos_ids"]]
+        pp["source_names"] = [os.path.basename(f) for f in held.ds.files]
     return pp
 
 
@@ -123,6 +131,10 @@ def compare(pa: dict, pb: dict) -> dict:
         rep[name] = paired_binary(pa[key], pb[key]) if key in pa and key in pb else None
     rep["kendall_tau"] = paired_mean(pa["tau"], pb["tau"])
     rep["val_loss"] = paired_ratio(pa["loss_sum"], pb["loss_sum"], pa["rows"])
+    if "source" in pa:
+        rep["val_loss_by_file"] = {
+            name: paired_ratio(pa["loss_sum"][m], pb["loss_sum"][m], pa["rows"][m])
+            for i, name in enumerate(pa["source_names"]) if (m := pa["source"] == i).any()}
     return rep
 
 
@@ -139,6 +151,9 @@ def summary(rep: dict) -> str:
         if "p_mcnemar" in m:
             line += f"  only A {m['a_only']}, only B {m['b_only']}, McNemar p {m['p_mcnemar']:.3g}"
         out.append(line)
+    for name, m in (rep.get("val_loss_by_file") or {}).items():
+        out.append(f"  val_loss {name}: A {m['a']:.4f}  B {m['b']:.4f}  A-B {m['diff']:.4f} "
+                   f"(95 % {m['ci95'][0]:.4f} .. {m['ci95'][1]:.4f})")
     return "\n".join(out)
 
 

@@ -121,6 +121,16 @@ def test_two_nets_on_the_split_agree_with_heldout_figures_of_each(tiny_nets, tmp
     assert rep["blend_accuracy"] is None and rep["policy_accuracy"] is None
     acc = rep["action_accuracy"]
     assert acc["diff"] == pytest.approx((acc["a_only"] - acc["b_only"]) / rep["positions"])
+    # the loss split by label file: one entry per file of the split, whose means weighted by each file's held-out
+    # rows give the pooled figures
+    by_file = rep["val_loss_by_file"]
+    names = [os.path.basename(f) for f in held.ds.files]
+    assert sorted(by_file) == sorted(names) and len(by_file) == 2
+    src = held.ds.source[held.row_pos[held.val_rows]]
+    for side in ("a", "b", "diff"):
+        pooled = sum(by_file[n][side] * np.sum(src == i) for i, n in enumerate(names)) / len(held.val_rows)
+        assert pooled == pytest.approx(rep["val_loss"][side], rel=1e-6), side
+        assert by_file[names[0]][side] != pytest.approx(by_file[names[1]][side]), side
 
 
 def test_a_net_against_itself_differs_nowhere(tiny_nets, tmp_path):
@@ -133,6 +143,7 @@ def test_a_net_against_itself_differs_nowhere(tiny_nets, tmp_path):
         assert rep[k]["a_only"] == rep[k]["b_only"] == 0 and rep[k]["p_mcnemar"] == 1.0, k
     assert rep["kendall_tau"]["diff"] == pytest.approx(0, abs=1e-12)
     assert rep["val_loss"]["diff"] == pytest.approx(0, abs=1e-12)
+    assert all(m["diff"] == pytest.approx(0, abs=1e-12) for m in rep["val_loss_by_file"].values())
     assert rep["a_positions_per_run"] == rep["b_positions_per_run"] == 7
 
 
