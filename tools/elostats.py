@@ -106,3 +106,14 @@ def sprt_llr(wins: int, draws: int, losses: int, elo0: float, elo1: float) -> fl
 def sprt_bounds(alpha: float, beta: float) -> tuple[float, float]:
     """Lower and upper LLR bounds: ln(β/(1−α)) and ln((1−β)/α)."""
     return math.log(beta / (1 - alpha)), math.log((1 - beta) / alpha)
+
+
+def sprt_state(llr: float, alpha: float, beta: float) -> str | None:
+    """``"H1 accepted"`` when ``llr`` reaches the upper bound of :func:`sprt_bounds`, ``"H0 accepted"`` at the
+    lower one, ``None`` while the test goes on."""
+    lo, hi = sprt_bounds(alpha, beta)
+    if llr >= hi:
+        return "H1 accepted"
+    if llr <= lo:
+        return "H0 accepted"
+    return None

@@ -29,7 +29,7 @@ import chess.pgn
 
 # Elo and SPRT statistics live in elostats; the tools reach them as enginelib.X.
 from glimpse_tools.elostats import (EloResult, _constrained_mle, elo_from_score, elo_stats,  # noqa: F401
-                                    score_from_elo, sprt_bounds, sprt_llr)
+                                    score_from_elo, sprt_bounds, sprt_llr, sprt_state)
 
 # python-chess logs engine chatter it does not expect (e.g. `info string` during `isready`) as
 # warnings; the tools record those lines themselves, so keep the terminal clean.

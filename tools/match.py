@@ -235,11 +235,7 @@ class Match:
         if c.sprt:
             e0, e1, al, be = c.sprt
             llr = el.sprt_llr(self.tally.wins, self.tally.draws, self.tally.losses, e0, e1)
-            lo, hi = el.sprt_bounds(al, be)
-            if llr >= hi:
-                self.sprt_state = "H1 accepted"
-            elif llr <= lo:
-                self.sprt_state = "H0 accepted"
+            self.sprt_state = el.sprt_state(llr, al, be) or self.sprt_state
 
     def log_game(self, g: GameResult, white: str, black: str, total: int) -> None:
         """The progress lines after each game (tools/endgames.py prints its own)."""

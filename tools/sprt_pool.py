@@ -111,7 +111,7 @@ def pool(runs: list[Run], add: tuple[int, int, int] | None = None) -> dict:
         w, d, loss = w + add[0], d + add[1], loss + add[2]
     lo, hi = elostats.sprt_bounds(alpha, beta)
     llr = elostats.sprt_llr(w, d, loss, elo0, elo1)
-    verdict = "H1 accepted" if llr >= hi else "H0 accepted" if llr <= lo else "continue"
+    verdict = elostats.sprt_state(llr, alpha, beta) or "continue"
     stats = elostats.elo_stats(w, d, loss)
     return {
         "runs": [{"file": r.path, "games": r.games, "wins": r.wins, "draws": r.draws, "losses": r.losses,
