@@ -5,7 +5,7 @@ Debian's ``stockfish`` 15.1 package is compiled for any x86-64 (its ``compiler``
 ``training/stockfish/stockfish-15.1-src.tar.xz`` is upstream's source at tag ``sf_15.1`` (commit
 ``758f9c9350abee36a5865ec701560db8ea62004d`` of github.com/official-stockfish/Stockfish: ``git archive
 --prefix=stockfish-15.1/ sf_15.1 src Copying.txt AUTHORS | xz -9e``; GPL-3.0). ``build`` compiles it with the
-CPU's instructions (``ARCH`` x86-64-bmi2, -avx2 or -sse41-popcnt) around the package's own network (its
+CPU's instructions (``ARCH`` x86-64-vnni512, -bmi2, -avx2 or -sse41-popcnt) around the package's own network (its
 ``export_net`` command; the file's SHA-256 must begin with the name's 12 hex digits) and installs it only if its
 ``bench`` counts the same nodes as the package's: the same evaluation and search, so the same labels, for less
 CPU (``CHANGELOG.md`` has the figures). ``chessdata.find_stockfish`` then prefers it for labelling; matches and
@@ -70,12 +70,16 @@ def cpu_info(path: str = "/proc/cpuinfo") -> tuple[set[str], str, int]:
 
 
 def choose_arch(flags: set[str], vendor: str, family: int) -> str | None:
-    """Stockfish 15.1's ``ARCH`` for a CPU: ``x86-64-bmi2`` where BMI2's PEXT is fast (Intel, AMD from Zen 3,
-    family 0x19), ``x86-64-avx2``, ``x86-64-sse41-popcnt``; ``None`` where nothing beats the package's SSE2
-    build. Not the AVX-512 builds: on an Intel Xeon with AVX-512 VNNI (2 cores) ``x86-64-vnni512`` labelled slower
-    than ``x86-64-bmi2`` (20.7 and 19.4 against 18.2 and 16.3 ms of CPU a position, 720 positions in each order,
-    labels identical), and ``x86-64-vnni256`` no faster (``--arch``, then ``compare`` of the two builds, campaign
-    paused, 2026-11-29)."""
+    """Stockfish 15.1's ``ARCH`` for a CPU: ``x86-64-vnni512`` on AMD Zen 5 (family 0x1A) with AVX-512 VNNI,
+    ``x86-64-bmi2`` where BMI2's PEXT is fast (Intel, AMD from Zen 3, family 0x19), ``x86-64-avx2``,
+    ``x86-64-sse41-popcnt``; ``None`` where nothing beats the package's SSE2 build. The AVX-512 build only on Zen 5:
+    there ``x86-64-vnni512`` labelled faster than ``x86-64-bmi2`` (7.86 and 8.35 against 8.78 and 9.31 ms of CPU a
+    position, 720 positions in each order, labels identical; 2026-12-06), while on an Intel Xeon with AVX-512 VNNI
+    (2 cores) it labelled slower (20.7 and 19.4 against 18.2 and 16.3 ms) and ``x86-64-vnni256`` no faster
+    (``--arch``, then ``compare`` of the two builds, campaign paused, 2026-11-29). Zen 4 (AVX-512 on 256-bit
+    units) is unmeasured and keeps ``x86-64-bmi2``."""
+    if {"avx512f", "avx512bw", "avx512_vnni"} <= flags and vendor == "AuthenticAMD" and family >= 0x1A:
+        return "x86-64-vnni512"
     if {"avx2", "bmi2"} <= flags and (vendor == "GenuineIntel" or family >= 0x19):
         return "x86-64-bmi2"
     if "avx2" in flags:

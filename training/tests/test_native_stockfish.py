@@ -11,13 +11,18 @@ import pytest
 from glimpse_train import chessdata, native_stockfish, raylabel
 
 INTEL = ("GenuineIntel", 6)
-ZEN2, ZEN4 = ("AuthenticAMD", 0x17), ("AuthenticAMD", 0x19)
+ZEN2, ZEN4, ZEN5 = ("AuthenticAMD", 0x17), ("AuthenticAMD", 0x19), ("AuthenticAMD", 0x1A)
+AVX512 = {"avx2", "bmi2", "popcnt", "sse4_1", "avx512f", "avx512bw", "avx512_vnni"}
 HAVE_SF = any(os.path.exists(p) for p in chessdata.SF_PATHS)
 BUILT = os.path.exists(os.path.join(os.path.dirname(chessdata.NATIVE_STOCKFISH), "build.json"))
 
 
 @pytest.mark.parametrize("flags,cpu,arch", [
     ({"avx2", "bmi2", "popcnt", "sse4_1"}, INTEL, "x86-64-bmi2"),
+    (AVX512, ZEN5, "x86-64-vnni512"),
+    (AVX512 - {"avx512_vnni"}, ZEN5, "x86-64-bmi2"),
+    (AVX512, ZEN4, "x86-64-bmi2"),  # AVX-512 on 256-bit units: unmeasured
+    (AVX512, INTEL, "x86-64-bmi2"),  # slower than bmi2 on a 2-core Xeon (choose_arch)
     ({"avx2", "bmi2", "popcnt", "sse4_1"}, ZEN4, "x86-64-bmi2"),
     ({"avx2", "bmi2", "popcnt", "sse4_1"}, ZEN2, "x86-64-avx2"),  # PEXT is microcoded before Zen 3
     ({"avx2", "popcnt", "sse4_1"}, INTEL, "x86-64-avx2"),
