@@ -109,11 +109,11 @@ pub struct MctsParams {
 /// AlphaZero's c_base and a c_init chosen by SPRT ([`C_PUCT`]); seed 004's τ = 0.1, k = 5, ε = 0.05; an FPU
 /// reduction chosen by SPRT ([`FPU_REDUCTION`]).
 pub mod defaults {
-    /// `CPuct`: 0.8 on Q in [0, 1], about Lc0's 1.745 halved (AlphaZero's 1.25 is for Q in
-    /// [−1, 1]; taken as is it explored twice as much). 0.8 against 1.25 at 10+0.1, `Threads 1`:
-    /// SPRT(0, 10) H1 after 275 games, +110 Elo (95 % +73 … +149),
-    /// `tools/results/sprt/mcts-cpuct-0.8-vs-1.25.json`, 2026-11-28.
-    pub const C_PUCT: f64 = 0.8;
+    /// `CPuct`: 0.6 on Q in [0, 1] (AlphaZero's 1.25 is for Q in [−1, 1]; taken as is it explored
+    /// twice as much). 0.6 against 0.8 at 10+0.1, `Threads 1`, `FpuReduction` 0.15: SPRT(0, 10) H1
+    /// after 637 games in four runs, +47 Elo (95 % +24 … +71), 2026-12-06 (CHANGELOG.md); 0.8 against
+    /// 1.25: H1 after 275 games, +110 Elo (`tools/results/sprt/mcts-cpuct-0.8-vs-1.25.json`, 2026-11-28).
+    pub const C_PUCT: f64 = 0.6;
     /// `CPuctBase`.
     pub const C_PUCT_BASE: f64 = 19652.0;
     /// `FpuReduction`: 0.15, about Lc0's 0.33 scaled to Q in [0, 1]. 0.15 against 0.3 at 10+0.1,

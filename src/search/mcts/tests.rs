@@ -271,7 +271,7 @@ fn q_init_visits_let_the_net_q_steer_the_search() {
         ..narrow
     };
     assert_eq!(pick(&on), last);
-    // At the default c_puct the prior's exploration term (0.8·0.95) still outweighs 0.4 of Q.
+    // At the default c_puct the prior's exploration term (0.6·0.95) still outweighs 0.4 of Q.
     let on_default = MctsParams {
         q_init_visits: 2.0,
         ..params(1)
