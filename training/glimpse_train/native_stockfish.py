@@ -73,9 +73,9 @@ def choose_arch(flags: set[str], vendor: str, family: int) -> str | None:
     """Stockfish 15.1's ``ARCH`` for a CPU: ``x86-64-vnni512`` on AMD Zen 5 (family 0x1A) with AVX-512 VNNI,
     ``x86-64-bmi2`` where BMI2's PEXT is fast (Intel, AMD from Zen 3, family 0x19), ``x86-64-avx2``,
     ``x86-64-sse41-popcnt``; ``None`` where nothing beats the package's SSE2 build. The AVX-512 build only on Zen 5:
-    there ``x86-64-vnni512`` labelled faster than ``x86-64-bmi2`` (7.86 and 8.35 against 8.78 and 9.31 ms of CPU a
-    position, 720 positions in each order, labels identical; 2026-12-06), while on an Intel Xeon with AVX-512 VNNI
-    (2 cores) it labelled slower (20.7 and 19.4 against 18.2 and 16.3 ms) and ``x86-64-vnni256`` no faster
+    there ``x86-64-vnni512`` labelled faster than ``x86-64-bmi2`` with identical labels (``CHANGELOG.md``,
+    "Changed", 2026-12-06), while on an Intel Xeon with AVX-512 VNNI (2 cores) it labelled slower (20.7 and 19.4
+    against 18.2 and 16.3 ms of CPU a position, 720 positions in each order) and ``x86-64-vnni256`` no faster
     (``--arch``, then ``compare`` of the two builds, campaign paused, 2026-11-29). Zen 4 (AVX-512 on 256-bit
     units) is unmeasured and keeps ``x86-64-bmi2``."""
     if {"avx512f", "avx512bw", "avx512_vnni"} <= flags and vendor == "AuthenticAMD" and family >= 0x1A:

@@ -110,9 +110,9 @@ pub struct MctsParams {
 /// reduction chosen by SPRT ([`FPU_REDUCTION`]).
 pub mod defaults {
     /// `CPuct`: 0.6 on Q in [0, 1] (AlphaZero's 1.25 is for Q in [−1, 1]; taken as is it explored
-    /// twice as much). 0.6 against 0.8 at 10+0.1, `Threads 1`, `FpuReduction` 0.15: SPRT(0, 10) H1
-    /// after 637 games in four runs, +47 Elo (95 % +24 … +71), 2026-12-06 (CHANGELOG.md); 0.8 against
-    /// 1.25: H1 after 275 games, +110 Elo (`tools/results/sprt/mcts-cpuct-0.8-vs-1.25.json`, 2026-11-28).
+    /// twice as much). Chosen by SPRT(0, 10) at 10+0.1, `Threads 1`: 0.6 over 0.8 at `FpuReduction`
+    /// 0.15 (2026-12-06, CHANGELOG.md), 0.8 over 1.25 before
+    /// (`tools/results/sprt/mcts-cpuct-0.8-vs-1.25.json`, 2026-11-28).
     pub const C_PUCT: f64 = 0.6;
     /// `CPuctBase`.
     pub const C_PUCT_BASE: f64 = 19652.0;
