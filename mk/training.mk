@@ -38,7 +38,7 @@ train: $(VENV_STAMP)
 	$(TRAIN_PY) -m glimpse_train.train --shared $(ABS_SHARED) --config $(CONFIG) --run $(RUN) \
 	  $(if $(STEPS),--steps $(STEPS)) $(TRAIN_ARGS)
 
-## PyTorch for the CPU train step (training/glimpse_train/torch_step.py: bfloat16 on AMX tiles), about 5 GB with the
+## PyTorch for the CPU train step (training/glimpse_train/torch_step.py: bfloat16 on AMX or AVX-512 BF16), about 5 GB with the
 ## CUDA libraries of PyPI's one Linux build: `make train TRAIN_ARGS='--backend torch'`, the campaign's
 ## --train-backend. CI installs it; without it the step's tests (tests/test_torch_step.py) are skipped.
 TORCH_STAMP := $(VENV)/.torch-installed

@@ -82,8 +82,8 @@ class CampaignConfig:
     cycles: int = 0  # 0 = until killed
     nice: int = 10
     train_cpu: bool = False  # train on the CPU too; without it a machine with no GPU only labels (train_wanted)
-    train_backend: str = "auto"  # the train step's framework: jax, torch (bfloat16 on AMX tiles: torch_step.py), or
-    # auto = torch on a CPU with AMX bfloat16 where PyTorch is installed, else jax (train_backend)
+    train_backend: str = "auto"  # the train step's framework: jax, torch (bfloat16 products: torch_step.py), or
+    # auto = torch on a CPU with AMX or AVX-512 bfloat16 where PyTorch is installed, else jax (train_backend)
 
 
 #: Candidate positions a DAgger game yields when every ply is taken, for the number of games a phase plays (too
@@ -269,8 +269,9 @@ def dagger_opponent(level: int) -> tuple[str, str]:
 def train_backend(asked: str, gpu: str | None) -> str:
     """The train step's framework for ``CampaignConfig.train_backend`` ``asked`` on this machine: ``"jax"`` on an
     accelerator (``gpu``) or where asked; ``"torch"`` where asked (``ImportError`` without PyTorch), or for
-    ``"auto"`` on a CPU with AMX bfloat16 tiles where PyTorch imports (its speed against JAX's: CHANGELOG.md). Raises ``ValueError`` on another name."""
-    from .torch_step import amx_bf16, torch_available
+    ``"auto"`` on a CPU with bfloat16 products (AMX or AVX-512 BF16, ``torch_step.cpu_bf16``) where PyTorch imports
+    (its speed against JAX's: CHANGELOG.md). Raises ``ValueError`` on another name."""
+    from .torch_step import cpu_bf16, torch_available
 
     if asked not in ("auto", "jax", "torch"):
         raise ValueError(f"train backend {asked!r}: auto, jax or torch")
@@ -278,7 +279,7 @@ def train_backend(asked: str, gpu: str | None) -> str:
         raise ImportError("--train-backend torch needs PyTorch: make torch-setup")
     if asked != "auto":
         return asked
-    return "torch" if gpu is None and amx_bf16() and torch_available() else "jax"
+    return "torch" if gpu is None and cpu_bf16() and torch_available() else "jax"
 
 
 def gpu_backend() -> str | None:

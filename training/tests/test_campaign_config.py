@@ -140,17 +140,17 @@ def test_train_cpu_is_a_flag():
     assert campaign.parse_args(["--dagger-levels", "0,1500"])[1].dagger_levels == "0,1500"
 
 
-def test_the_train_backend_is_torch_only_on_an_amx_cpu_with_pytorch(monkeypatch):
+def test_the_train_backend_is_torch_only_on_a_bf16_cpu_with_pytorch(monkeypatch):
     from glimpse_train import campaign_config, torch_step
 
     pick = campaign_config.train_backend
     assert campaign.parse_args(["--train-backend", "torch"])[1].train_backend == "torch"
     assert campaign.parse_args([])[1].train_backend == "auto"
-    for amx in (True, False):
+    for bf16 in (True, False):
         for have in (True, False):
-            monkeypatch.setattr(torch_step, "amx_bf16", lambda: amx)
+            monkeypatch.setattr(torch_step, "cpu_bf16", lambda: bf16)
             monkeypatch.setattr(torch_step, "torch_available", lambda: have)
-            assert pick("auto", None) == ("torch" if amx and have else "jax"), (amx, have)
+            assert pick("auto", None) == ("torch" if bf16 and have else "jax"), (bf16, have)
             assert pick("auto", "gpu") == "jax", "an accelerator trains with JAX"
             assert pick("jax", None) == "jax"
             if have:
@@ -160,6 +160,21 @@ def test_the_train_backend_is_torch_only_on_an_amx_cpu_with_pytorch(monkeypatch)
                     pick("torch", None)
     with pytest.raises(ValueError, match="auto, jax or torch"):
         pick("tpu", None)
+
+
+def test_cpu_bf16_reads_the_amx_and_avx512_bf16_flags(tmp_path):
+    from glimpse_train.torch_step import cpu_bf16
+
+    def info(flags: str) -> str:
+        p = tmp_path / f"cpuinfo-{len(list(tmp_path.iterdir()))}"
+        p.write_text(f"processor\t: 0\nflags\t\t: fpu sse2 avx2 {flags}\n")
+        return str(p)
+
+    assert cpu_bf16(info("avx512f amx_bf16 amx_tile"))  # Xeon (Sapphire Rapids)
+    assert cpu_bf16(info("avx512f avx512_vnni avx512_bf16"))  # AMD Zen 4/5
+    assert not cpu_bf16(info("avx512f avx512_vnni"))  # AVX-512 without BF16
+    assert not cpu_bf16(info("avx512_bf16x"))  # whole words only
+    assert not cpu_bf16(str(tmp_path / "missing"))
 
 
 def test_dagger_games_cover_the_wanted_positions_in_pairs():
