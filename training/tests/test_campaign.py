@@ -64,6 +64,35 @@ def test_resume_from_committed_onnx(tmp_path):
     assert not np.allclose(fresh["mav_head/linear_in/w"], params["mav_head/linear_in/w"])
 
 
+def test_mem_dataset_keeps_first_occurrences_and_indexes_win_probabilities_in_slices(tmp_path):
+    """MemDataset keeps a position's first labelling, marks the held-out split by key, and ``p_values_index``
+    (built in slices) equals ``np.unique(row_p, return_inverse=True)`` whatever the slice size."""
+    import chess
+
+    from glimpse_train.data import is_validation
+
+    fens = [START, E4]
+    board = chess.Board(E4)
+    for uci in ("e7e5", "g1f3", "b8c6", "f1b5", "a7a6"):
+        board.push_uci(uci)
+        fens.append(board.fen())
+    a, b = tmp_path / "a.tsv.gz", tmp_path / "b.tsv.gz"
+    a.write_bytes(labelstore.gzip_bytes([labelstore.format_line(f, moves_of(f)) for f in fens[:4]]))
+    other = [(m, "900") for m, _ in moves_of(E4)]  # E4 again, every move alike: the first file's labels win
+    b.write_bytes(labelstore.gzip_bytes([labelstore.format_line(E4, other)]
+                                        + [labelstore.format_line(f, moves_of(f)) for f in fens[4:]]))
+    ds = MemDataset([str(a), str(b)], str(tmp_path / "cache"), log=lambda *_: None)
+    assert len(ds.states) == len(fens) and ds.source.tolist() == [0, 0, 0, 0, 1, 1, 1]
+    assert len(ds.row_pos) == sum(len(moves_of(f)) for f in fens)
+    assert ds.val.tolist() == [is_validation(f) for f in fens]
+    e4 = ds.row_p[ds.row_pos == 1]
+    assert e4.max() > e4.min(), "E4 kept its first labelling (cp 0, 1, 2…), not the second (all 900)"
+    values, index = np.unique(ds.row_p, return_inverse=True)
+    for chunk in (1, 7, 50, 1 << 24):
+        v, i = ds.p_values_index(chunk)
+        assert np.array_equal(v, values) and i.dtype == np.int32 and np.array_equal(i, index.reshape(-1)), chunk
+
+
 def test_a_deeper_committed_net_sets_the_runs_shapes(tmp_path):
     """A committed net grown deeper (grow.py) than the run's config.json trains as it is when no checkpoint
     exists, and config.json is rewritten to its shapes; with a checkpoint, config.json stays; a start net
