@@ -233,13 +233,23 @@ def ladder_runs(r: Results) -> str:
 
 def sprt(r: Results) -> str:
     """The model card's record of the SPRT that made the shipped net the default (one paragraph; the JSON's
-    ``note`` says which file played, for the card's prose to explain)."""
+    ``note`` says which file played, for the card's prose to explain). The record is one ``glimpse-match``
+    result, or the ``glimpse-sprt-pool --json`` pool of several runs (``runs``: each with its seed), to which
+    the shipper adds ``candidate``, ``baseline``, ``mode``, ``time_control`` and ``command``."""
     s = r.load("sprt", r.default + ".json")
     sp = s["sprt"]
+    runs = s.get("runs")
+    if runs:
+        seeds = ", ".join(str(x.get("seed", "—")) for x in runs)
+        played = f"pooled over {len(runs)} runs (seeds {seeds})"
+        started = min(x.get("started") or s["started"] for x in runs)
+    else:
+        played, started = f"seed {s.get('seed', '—')}", s["started"]
+    state, llr = sp.get("state") or s.get("verdict"), sp.get("llr", s.get("llr"))
     return (f"`{s['candidate']}` against `{s['baseline']}`, {s.get('mode', 'searchless')}, SPRT({sp['elo0']:g}, "
             f"{sp['elo1']:g}) with α = β = {sp['alpha']:g} at {s['time_control']['text']}, concurrency "
-            f"{s.get('concurrency', 2)}, seed {s.get('seed', '—')}, {s['started'][:10]}: **{sp['state']}** after "
-            f"{s['games']} games, LLR {sp['llr']:.2f}; +{s['wins']} ={s['draws']} −{s['losses']} ({pct(s['score'])}), "
+            f"{s.get('concurrency', 2)}, {played}, {started[:10]}: **{state}** after "
+            f"{s['games']} games, LLR {llr:.2f}; +{s['wins']} ={s['draws']} −{s['losses']} ({pct(s['score'])}), "
             f"Elo **{signed(s['elo'])}** (95 % {signed(s['elo_low'])} … {signed(s['elo_high'])}). "
             f"Command: `{s['command']}`.\n")
 

@@ -40,6 +40,8 @@ class Run:
     losses: int
     sprt: tuple[float, float, float, float]
     setup: dict
+    seed: int | None = None
+    started: str | None = None
 
     @property
     def games(self) -> int:
@@ -77,7 +79,9 @@ def load_run(path: str | Path) -> Run:
         "time control": tc.get("text"),
         "time control B": tc_b.get("text"),
     }
-    return Run(str(path), wins, draws, losses, sprt, setup)  # type: ignore[arg-type]
+    seed = doc.get("seed") if isinstance(doc.get("seed"), int) else None
+    started = doc.get("started") if isinstance(doc.get("started"), str) else None
+    return Run(str(path), wins, draws, losses, sprt, setup, seed, started)  # type: ignore[arg-type]
 
 
 def check_same_test(runs: list[Run]) -> None:
@@ -95,7 +99,7 @@ def check_same_test(runs: list[Run]) -> None:
 
 
 def pool(runs: list[Run], add: tuple[int, int, int] | None = None) -> dict:
-    """The pooled result: per-run rows, the summed W/D/L, score, Elo with its 95 % interval, LLR, the
+    """The pooled result: per-run rows (file, seed, start time, W/D/L, LLR), the summed W/D/L, score, Elo with its 95 % interval, LLR, the
     bounds and the verdict (``H1 accepted``, ``H0 accepted`` or ``continue``). ``add`` is the W/D/L of a
     run not yet in a file. Raises :class:`PoolError` on no runs or runs of different tests."""
     if not runs:
@@ -114,7 +118,8 @@ def pool(runs: list[Run], add: tuple[int, int, int] | None = None) -> dict:
     verdict = elostats.sprt_state(llr, alpha, beta) or "continue"
     stats = elostats.elo_stats(w, d, loss)
     return {
-        "runs": [{"file": r.path, "games": r.games, "wins": r.wins, "draws": r.draws, "losses": r.losses,
+        "runs": [{"file": r.path, "seed": r.seed, "started": r.started, "games": r.games, "wins": r.wins,
+                  "draws": r.draws, "losses": r.losses,
                   "llr": elostats.sprt_llr(r.wins, r.draws, r.losses, elo0, elo1)} for r in runs],
         "added": list(add) if add else None,
         "sprt": {"elo0": elo0, "elo1": elo1, "alpha": alpha, "beta": beta},

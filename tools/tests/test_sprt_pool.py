@@ -14,12 +14,12 @@ from glimpse_tools import elostats, sprt_pool
 
 
 def result(w: int, d: int, loss: int, *, elo1: float = 10.0, a_opts: dict | None = None, tc: str = "clock 10+0.1 s",
-           sprt: bool = True) -> dict:
+           sprt: bool = True, seed: int = 1) -> dict:
     """A ``glimpse-match --json`` result as the match tool writes it (the fields the pool reads)."""
     doc = {"engines": {"A": {"command": ["/tmp/x/glimpse"], "options": a_opts or {"SearchMode": "mcts", "X": "1"}},
                        "B": {"command": ["glimpse"], "options": {"SearchMode": "mcts"}}},
            "time_control": {"base": 10.0, "inc": 0.1, "text": tc}, "time_control_b": None,
-           "games": w + d + loss, "wins": w, "draws": d, "losses": loss, "seed": 1}
+           "games": w + d + loss, "wins": w, "draws": d, "losses": loss, "seed": seed}
     if sprt:
         doc["sprt"] = {"elo0": 0.0, "elo1": elo1, "alpha": 0.05, "beta": 0.05, "llr": 0.0, "state": None}
     return doc
@@ -95,7 +95,8 @@ class SprtPoolTest(unittest.TestCase):
         self.assertIn("missing.json", err)
 
     def test_main_prints_each_run_and_writes_the_pooled_json(self) -> None:
-        files = [self.write("a.json", result(150, 50, 100)), self.write("b.json", result(150, 50, 100))]
+        files = [self.write("a.json", result(150, 50, 100, seed=7)),
+                 self.write("b.json", result(150, 50, 100, seed=8))]
         out_json = self.dir / "pooled.json"
         rc, out, _ = self.run_main(files + ["--add", "1", "0", "0", "--json", str(out_json)])
         self.assertEqual(rc, 0)
@@ -106,6 +107,7 @@ class SprtPoolTest(unittest.TestCase):
         doc = json.loads(out_json.read_text())
         self.assertEqual((doc["wins"], doc["draws"], doc["losses"]), (301, 100, 200))
         self.assertEqual(doc["verdict"], "H1 accepted")
+        self.assertEqual([r["seed"] for r in doc["runs"]], [7, 8])  # each run's seed, for the record
 
 
 if __name__ == "__main__":
