@@ -11,7 +11,7 @@ Timings depend on the machine and its load: run it on an idle machine (stop back
 Usage::
 
     python -m glimpse_tools.bench_results --engine target/release/glimpse \\
-        --weights weights/glimpse-l10d128-c54-int8.onnx --json tools/results/bench/glimpse-l10d128-c54-int8.json
+        --weights weights/glimpse-l10d128-c58-int8.onnx --json tools/results/bench/glimpse-l10d128-c58-int8.json
 """
 
 from __future__ import annotations

@@ -235,23 +235,30 @@ def sprt(r: Results) -> str:
     """The model card's record of the SPRT that made the shipped net the default (one paragraph; the JSON's
     ``note`` says which file played, for the card's prose to explain). The record is one ``glimpse-match``
     result, or the ``glimpse-sprt-pool --json`` pool of several runs (``runs``: each with its seed), to which
-    the shipper adds ``candidate``, ``baseline``, ``mode``, ``time_control`` and ``command``."""
+    the shipper adds ``candidate``, ``baseline``, ``mode``, ``time_control``, ``command`` (the pooling), each run's
+    ``command`` and, where the pool was checked now and then, ``first_crossing_games``."""
     s = r.load("sprt", r.default + ".json")
     sp = s["sprt"]
     runs = s.get("runs")
+    command = f"Command: `{s['command']}`"
     if runs:
         seeds = ", ".join(str(x.get("seed", "—")) for x in runs)
         played = f"pooled over {len(runs)} runs (seeds {seeds})"
         started = min(x.get("started") or s["started"] for x in runs)
+        if all(x.get("command") for x in runs):
+            each = ", then ".join("`" + x["command"] + "`" for x in runs)
+            command = f"Commands: {each}; pooled: `{s['command']}`"
     else:
         played, started = f"seed {s.get('seed', '—')}", s["started"]
     state, llr = sp.get("state") or s.get("verdict"), sp.get("llr", s.get("llr"))
+    crossing = s.get("first_crossing_games")  # where a pool checked now and then first passed the bound
+    crossed = f" (the LLR first passed the bound at game {crossing})" if crossing else ""
     return (f"`{s['candidate']}` against `{s['baseline']}`, {s.get('mode', 'searchless')}, SPRT({sp['elo0']:g}, "
             f"{sp['elo1']:g}) with α = β = {sp['alpha']:g} at {s['time_control']['text']}, concurrency "
             f"{s.get('concurrency', 2)}, {played}, {started[:10]}: **{state}** after "
-            f"{s['games']} games, LLR {llr:.2f}; +{s['wins']} ={s['draws']} −{s['losses']} ({pct(s['score'])}), "
-            f"Elo **{signed(s['elo'])}** (95 % {signed(s['elo_low'])} … {signed(s['elo_high'])}). "
-            f"Command: `{s['command']}`.\n")
+            f"{s['games']} games{crossed}, LLR {llr:.2f}; +{s['wins']} ={s['draws']} −{s['losses']} "
+            f"({pct(s['score'])}), Elo **{signed(s['elo'])}** (95 % {signed(s['elo_low'])} … {signed(s['elo_high'])}). "
+            f"{command}.\n")
 
 
 def int8(r: Results) -> str:

@@ -104,17 +104,21 @@ def test_every_block_renders_its_results(tmp_path):
 def test_a_pooled_sprt_names_its_runs_seeds_and_the_pooled_verdict(tmp_path):
     repo = make_repo(tmp_path)
     runs = [{"file": "a.json", "seed": 7, "started": "2026-11-27T09:00:00", "games": 400, "wins": 210, "draws": 20,
-             "losses": 170, "llr": 1.2},
+             "losses": 170, "llr": 1.2, "command": "make sprt-candidate SEED=7"},
             {"file": "b.json", "seed": 8, "started": "2026-11-26T21:00:00", "games": 600, "wins": 320, "draws": 30,
-             "losses": 250, "llr": 1.8}]
+             "losses": 250, "llr": 1.8, "command": "make sprt-candidate SEED=8"}]
     (repo / "tools" / "results" / "sprt" / "net-int8.json").write_text(json.dumps({
         "runs": runs, "sprt": {"elo0": 0, "elo1": 10, "alpha": 0.05, "beta": 0.05}, "games": 1000, "wins": 530,
         "draws": 50, "losses": 420, "score": 0.555, "elo": 38.4, "elo_low": 16.0, "elo_high": 61.0, "llr": 3.01,
         "verdict": "H1 accepted", "candidate": "net-int8.onnx", "baseline": "old-int8.onnx",
-        "time_control": {"text": "clock 10+0.1 s"}, "command": "glimpse-sprt-pool a.json b.json"}))
+        "time_control": {"text": "clock 10+0.1 s"}, "command": "glimpse-sprt-pool a.json b.json",
+        "first_crossing_games": 960}))
     body = dt.sprt(dt.Results(repo))
     assert "pooled over 2 runs (seeds 7, 8), 2026-11-26" in body  # the earlier run's date
-    assert "**H1 accepted** after 1000 games, LLR 3.01" in body and "Elo **+38** (95 % +16 … +61)" in body
+    assert "**H1 accepted** after 1000 games (the LLR first passed the bound at game 960), LLR 3.01" in body
+    assert "Elo **+38** (95 % +16 … +61)" in body
+    assert ("Commands: `make sprt-candidate SEED=7`, then `make sprt-candidate SEED=8`; pooled: "
+            "`glimpse-sprt-pool a.json b.json`.") in body
 
 
 def test_check_reports_a_stale_table_and_write_fixes_it(tmp_path, capsys):

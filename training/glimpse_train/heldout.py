@@ -19,7 +19,7 @@ date and the command; ``make docs`` builds the model card's tables from it (``gl
 
 Usage (from ``training/``)::
 
-    python -m glimpse_train.heldout --net ../weights/glimpse-l10d128-c54-int8.onnx --json out.json
+    python -m glimpse_train.heldout --net ../weights/glimpse-l10d128-c58-int8.onnx --json out.json
 """
 
 from __future__ import annotations

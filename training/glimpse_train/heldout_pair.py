@@ -23,7 +23,7 @@ replaces a match: a significant gain in accuracy is evidence for a candidate, no
 
 Usage (from ``training/``)::
 
-    python -m glimpse_train.heldout_pair --a candidate.onnx --b ../weights/glimpse-l10d128-c54-int8.onnx \\
+    python -m glimpse_train.heldout_pair --a candidate.onnx --b ../weights/glimpse-l10d128-c58-int8.onnx \\
         --shared ../../shared --json pair.json
 """
 

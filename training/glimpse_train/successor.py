@@ -11,7 +11,7 @@ This script measures that choice on positions of the fixed held-out split (the v
 right when Stockfish scored it best (ties count, as ``evaluate.eval_validation``). Moves are ordered by action id
 and the first maximum wins, as in the engine.
 
-``python -m glimpse_train.successor --net ../weights/glimpse-l10d128-c54-int8.onnx --shared ../../shared
+``python -m glimpse_train.successor --net ../weights/glimpse-l10d128-c58-int8.onnx --shared ../../shared
 --positions 2500`` (from ``training/``; ~10 min on 2 busy cores for the L10 twin) prints one line per ``w``
 with the accuracy at each ``b`` and a JSON report. ``--value-mix L …`` repeats the grid with the successor's value
 taken as (1 − L) · (1 − max_a' Q(s', a')) + L · (1 − V(s')), V the net's value head (the expected win probability of
