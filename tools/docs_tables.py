@@ -257,8 +257,8 @@ def sprt(r: Results) -> str:
             f"{sp['elo1']:g}) with α = β = {sp['alpha']:g} at {s['time_control']['text']}, concurrency "
             f"{s.get('concurrency', 2)}, {played}, {started[:10]}: **{state}** after "
             f"{s['games']} games{crossed}, LLR {llr:.2f}; +{s['wins']} ={s['draws']} −{s['losses']} "
-            f"({pct(s['score'])}), Elo **{signed(s['elo'])}** (95 % {signed(s['elo_low'])} … {signed(s['elo_high'])}). "
-            f"{command}.\n")
+            f"({pct(s['score'])}), Elo **{signed(s['elo'])}** "
+            f"(95 % {signed(s['elo_low'])} … {signed(s['elo_high'])}). {command}.\n")
 
 
 def int8(r: Results) -> str:

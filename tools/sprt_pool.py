@@ -99,9 +99,10 @@ def check_same_test(runs: list[Run]) -> None:
 
 
 def pool(runs: list[Run], add: tuple[int, int, int] | None = None) -> dict:
-    """The pooled result: per-run rows (file, seed, start time, W/D/L, LLR), the summed W/D/L, score, Elo with its 95 % interval, LLR, the
-    bounds and the verdict (``H1 accepted``, ``H0 accepted`` or ``continue``). ``add`` is the W/D/L of a
-    run not yet in a file. Raises :class:`PoolError` on no runs or runs of different tests."""
+    """The pooled result: per-run rows (file, seed, start time, W/D/L, LLR), the summed W/D/L, score, Elo
+    with its 95 % interval, LLR, the bounds and the verdict (``H1 accepted``, ``H0 accepted`` or
+    ``continue``). ``add`` is the W/D/L of a run not yet in a file. Raises :class:`PoolError` on no runs or
+    runs of different tests."""
     if not runs:
         raise PoolError("no result files")
     check_same_test(runs)
